@@ -1,0 +1,245 @@
+"""Behaviour the JSON schemas cannot express, inherited by the generated models.
+
+The generator is told (``base-class-map`` in ``pyproject.toml``) to derive ``Element`` from
+``ElementBase`` and ``MemoryQuery`` from ``QueryBase``; ``MemoryItem`` inherits ``ElementBase``
+through ``Element``. Every rule here is pinned by ``../shared/SEMANTICS.md`` (§2, §3 and the
+decisions L1-L4 and L11 of §9); the tests under ``tests/test_element.py`` and
+``tests/test_query.py`` name the point each one checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+
+__all__ = ["ElementBase", "QueryBase", "accepted_class_names", "utc_timestamp"]
+
+utc_timestamp = time.time
+"""Default factory of ``created_at``: the current time as UTC POSIX seconds (POSIX time is UTC)."""
+
+# Names a serialised record may carry in ``metadata["lion_class"]`` besides the defining dotted
+# name of its concrete class (L11): the public lionmem name, and lionagi's name for the same class
+# so that data exported from lionagi loads. Keyed by the defining name so that the table needs no
+# import of the classes it describes (the generated modules import this one).
+_CLASS_ALIASES: dict[str, tuple[str, ...]] = {
+    "lionmem_models.element.Element": (
+        "lionmem.Element",
+        "lionagi.protocols.generic.element.Element",
+    ),
+    "lionmem_models.memory_item.MemoryItem": (
+        "lionmem.MemoryItem",
+        "lionagi.protocols.memory.MemoryItem",
+    ),
+    "lionmem.session.Branch": ("lionmem.Branch", "lionagi.session.branch.Branch"),
+    "lionmem.session.Session": ("lionmem.Session", "lionagi.session.session.Session"),
+}
+_accepted_cache: dict[type, frozenset[str]] = {}
+
+
+def accepted_class_names(cls: type) -> frozenset[str]:
+    """Return every ``lion_class`` value that names ``cls`` itself (never a parent class)."""
+    names = _accepted_cache.get(cls)
+    if names is None:
+        defining = f"{cls.__module__}.{cls.__qualname__}"
+        names = frozenset((defining, *_CLASS_ALIASES.get(defining, ())))
+        _accepted_cache[cls] = names
+    return names
+
+
+def _finite(seconds: float) -> float:
+    # L2: nan and inf cannot round-trip through JSON (they are written as null), so reject them.
+    if not math.isfinite(seconds):
+        msg = f"created_at must be a finite number of seconds, got {seconds!r}"
+        raise ValueError(msg)
+    return seconds
+
+
+def coerce_created_at(value: Any) -> float:
+    """Apply the ``created_at`` coercion table of SEMANTICS.md §2.3, rejecting non-finite values."""
+    if isinstance(value, float):
+        return _finite(value)
+    if value is None:
+        return utc_timestamp()
+    if isinstance(value, datetime):
+        # A naive datetime is read in the process's local time zone, as the reference does.
+        try:
+            return _finite(value.timestamp())
+        except (OverflowError, OSError, ValueError):
+            msg = f"Invalid created_at: {value}"
+            raise ValueError(msg) from None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace(" ", "T"))
+        except ValueError:
+            try:
+                seconds = float(value)
+            except ValueError:
+                msg = f"Invalid datetime string: {value}"
+                raise ValueError(msg) from None
+            return _finite(seconds)
+        # A naive ISO string is read as UTC (unlike a naive datetime object).
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return _finite(parsed.timestamp())
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        msg = f"Invalid created_at: {value}"
+        raise ValueError(msg) from None
+    return _finite(seconds)
+
+
+def _decode_json_object(text: str, source: str) -> dict[str, Any]:
+    try:
+        decoded = json.loads(text)
+    except ValueError as exc:
+        msg = f"Invalid metadata: {source} is not valid JSON ({exc})"
+        raise ValueError(msg) from None
+    if not isinstance(decoded, dict):
+        msg = f"Invalid metadata: {source} holds a JSON {_json_kind(decoded)}, not an object"
+        raise ValueError(msg)
+    return decoded
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array"
+
+
+def _not_a_mapping(value: Any, detail: str) -> ValueError:
+    return ValueError(
+        f"Invalid metadata: expected a mapping (dict, JSON object string, pydantic model or "
+        f"dataclass), got {type(value).__name__}{detail}"
+    )
+
+
+def _object_to_mapping(value: Any) -> Any:
+    """Convert an object the way the reference does: model_dump, then to_dict/dict/to_json/json."""
+    for name in ("model_dump", "to_dict", "dict", "to_json", "json"):
+        method = getattr(value, name, None)
+        if method is not None:
+            try:
+                converted = method()
+            except Exception as exc:
+                msg = f"Invalid metadata: {type(value).__name__}.{name}() raised {exc!r}"
+                raise ValueError(msg) from exc
+            if isinstance(converted, str):
+                return _decode_json_object(converted, f"the string from {name}()")
+            if isinstance(converted, Mapping):
+                return dict(converted)
+            raise _not_a_mapping(converted, f" from {type(value).__name__}.{name}()")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return dict(vars(value))
+    raise _not_a_mapping(value, "")
+
+
+def coerce_metadata(value: Any) -> dict[str, Any]:
+    """Turn a metadata input into a dict with string keys (SEMANTICS.md §2.4 and L1).
+
+    What the reference converts is converted the same way: falsy values give ``{}``, a dict is kept
+    (pydantic then copies it shallowly), any Mapping is copied, a string is parsed as a JSON object,
+    a pydantic model is dumped, a dataclass goes through ``asdict``. What the reference would turn
+    into ``{}`` silently, enumerate into an index-keyed dict or leak as a raw ``TypeError`` raises a
+    ``ValueError`` here, which pydantic reports as a ``ValidationError`` on ``metadata``.
+    """
+    if type(value) is dict:
+        result: dict[Any, Any] = value
+    elif not value:
+        return {}
+    elif isinstance(value, Mapping):
+        result = dict(value)
+    elif isinstance(value, str):
+        result = _decode_json_object(value, "the string")
+    elif isinstance(value, type) and issubclass(value, Enum):
+        result = dict(value.__members__)
+    elif isinstance(value, list | tuple | set | frozenset | range | bytes | bytearray):
+        raise _not_a_mapping(value, " (sequences and sets are not turned into dicts)")
+    elif isinstance(value, bool | int | float | complex | UUID):
+        raise _not_a_mapping(value, "")
+    else:
+        result = _object_to_mapping(value)
+    for key in result:
+        if not isinstance(key, str):
+            msg = (
+                f"Invalid metadata: keys must be strings, as in every JSON object; "
+                f"got the {type(key).__name__} key {key!r}"
+            )
+            raise ValueError(msg)
+    return result
+
+
+class ElementBase(BaseModel):
+    """Identity, timestamp and metadata rules shared by every generated ``Element`` model."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    if TYPE_CHECKING:
+        # Declared by the generated Element; named here so the methods below type-check.
+        id: UUID
+
+    @field_validator("id", mode="before", check_fields=False)
+    @classmethod
+    def _coerce_id(cls, value: Any) -> UUID:
+        # Any value: str() first, as the reference does, so 123, None and b"..." give the
+        # "badly formed hexadecimal UUID string" error of uuid.UUID.
+        if isinstance(value, UUID):
+            return value
+        return UUID(str(value))
+
+    @field_validator("created_at", mode="before", check_fields=False)
+    @classmethod
+    def _coerce_created_at(cls, value: Any) -> float:
+        return coerce_created_at(value)
+
+    @field_validator("metadata", mode="before", check_fields=False)
+    @classmethod
+    def _coerce_metadata(cls, value: Any) -> dict[str, Any]:
+        result = coerce_metadata(value)
+        if "lion_class" in result:
+            named = result["lion_class"]
+            if not (isinstance(named, str) and named in accepted_class_names(cls)):
+                msg = "Metadata class mismatch."
+                raise ValueError(msg)
+        return result
+
+    @field_serializer("id", check_fields=False)
+    def _serialize_id(self, value: UUID) -> str:
+        return str(value)
+
+    def __eq__(self, other: object) -> bool:
+        """Compare by ``id`` only, against any Element; anything else is not comparable."""
+        if not isinstance(other, ElementBase):
+            return NotImplemented
+        return bool(self.id == other.id)
+
+    def __hash__(self) -> int:
+        """Hash by ``id``, consistent with equality."""
+        return hash(self.id)
+
+    def __bool__(self) -> bool:
+        """An element is always true, whatever its fields hold."""
+        return True
+
+
+class QueryBase(BaseModel):
+    """Configuration of the generated ``MemoryQuery``: assignments are validated (L4), nothing else."""
+
+    model_config = ConfigDict(validate_assignment=True)

@@ -1,0 +1,174 @@
+"""Rewrite generated/ from schema/, or check that it is up to date (--check).
+
+This is the one entry point that writes generated/. Everything is first generated into a
+temporary directory with the pinned generator and formatter; then either the output replaces
+the committed folders (stale files removed first), or, with --check, the two trees are compared
+and any difference (schema edit, hand edit, stale or missing file) is printed as a unified diff
+and the exit status is 1.
+
+Usage, always from anywhere (the script changes to the repository root itself):
+    python tools/generate.py          # regenerate
+    python tools/generate.py --check  # exit 1 with a diff when generated/ is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "generated"
+PYPROJECT = ROOT / "pyproject.toml"
+HEADER = (
+    "# Generated from schema/ by tools/generate.py: do not edit by hand.\n"
+    "# Regenerate with `python tools/generate.py`; `python tools/generate.py --check` finds drift."
+)
+IGNORED_PARTS = {"__pycache__", "node_modules", ".mypy_cache"}
+
+
+def pinned_versions() -> dict[str, str]:
+    """Return the exact versions the ``codegen`` dependency group pins (name -> version)."""
+    groups = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["dependency-groups"]
+    pins: dict[str, str] = {}
+    for requirement in groups["codegen"]:
+        if isinstance(requirement, str) and "==" in requirement:
+            name, version = requirement.split("==", 1)
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def check_pins() -> None:
+    """Refuse to run with a generator or formatter other than the pinned ones: output depends on them."""
+    wrong = []
+    for name, wanted in pinned_versions().items():
+        try:
+            found = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found = "not installed"
+        if found != wanted:
+            wrong.append(f"{name}=={wanted} is pinned but {found} is installed")
+    if wrong:
+        sys.exit(
+            "tools/generate.py: " + "; ".join(wrong) + ". Run `make install` (or "
+            "`pip install --group codegen`) in the project's virtual environment."
+        )
+
+
+def run(*command: str) -> None:
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.exit(
+            f"tools/generate.py: `{' '.join(command)}` failed with exit status "
+            f"{result.returncode}\n{result.stdout}{result.stderr}"
+        )
+
+
+def tool(name: str) -> str:
+    """Return the console script ``name`` installed beside this Python (the pinned one)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+def generate_python(out: Path) -> None:
+    """Write the Pydantic models to ``out`` (the package ``lionmem_models``)."""
+    # Options live in [tool.datamodel-codegen] of pyproject.toml; the run must start at the root.
+    run(
+        tool("datamodel-codegen"),
+        "--output",
+        str(out),
+        "--no-formatters",
+        "--custom-file-header",
+        HEADER,
+    )
+    # Format with the project's own ruff settings so generated/ passes the same checks as the
+    # rest of the tree, wherever it was written.
+    config = str(PYPROJECT)
+    run(tool("ruff"), "check", "--config", config, "--fix", "--quiet", str(out))
+    run(tool("ruff"), "format", "--config", config, "--quiet", str(out))
+
+
+TARGETS: dict[str, Callable[[Path], None]] = {
+    "lionmem_models": generate_python,
+}
+
+
+def files_under(folder: Path) -> dict[str, Path]:
+    if not folder.exists():
+        return {}
+    return {
+        path.relative_to(folder).as_posix(): path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not IGNORED_PARTS.intersection(path.relative_to(folder).parts)
+    }
+
+
+def differences(expected_root: Path, actual_root: Path) -> list[str]:
+    """Return a unified diff (as lines) turning the committed tree into the fresh one."""
+    expected = files_under(expected_root)
+    actual = files_under(actual_root)
+    lines: list[str] = []
+    for name in sorted(expected.keys() | actual.keys()):
+        old = (
+            actual[name].read_text(encoding="utf-8").splitlines(keepends=True)
+            if name in actual
+            else []
+        )
+        new = (
+            expected[name].read_text(encoding="utf-8").splitlines(keepends=True)
+            if name in expected
+            else []
+        )
+        if name not in expected:
+            lines.append(f"stale file, not produced from schema/: generated/{name}\n")
+        elif name not in actual:
+            lines.append(f"missing file: generated/{name}\n")
+        if old != new:
+            lines.extend(
+                difflib.unified_diff(
+                    old, new, f"generated/{name} (committed)", f"generated/{name} (from schema/)"
+                )
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 with a diff when generated/ is stale"
+    )
+    args = parser.parse_args(argv)
+    check_pins()
+    with tempfile.TemporaryDirectory(prefix="lionmem-generate-") as tmp:
+        fresh = Path(tmp)
+        for name, target in TARGETS.items():
+            target(fresh / name)
+        diff = differences(fresh, GENERATED)
+        if args.check:
+            if diff:
+                sys.stdout.writelines(diff)
+                print(
+                    "\ngenerated/ is stale: run `python tools/generate.py` and commit the result."
+                )
+                return 1
+            print("generated/ is up to date with schema/.")
+            return 0
+        shutil.rmtree(GENERATED, ignore_errors=True)
+        GENERATED.mkdir()
+        for name in TARGETS:
+            shutil.copytree(
+                fresh / name, GENERATED / name, ignore=shutil.ignore_patterns(*IGNORED_PARTS)
+            )
+        print(f"generated/ rewritten from schema/ ({len(files_under(GENERATED))} files).")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
