@@ -1,0 +1,1 @@
+"""Memory store implementations: the in-process reference store and durable adapters."""
