@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,38 @@ def tool(name: str) -> str:
     return str(candidate) if candidate.exists() else name
 
 
+# The npm packages whose versions decide the bytes of generated/typescript/ (the generator and
+# the formatter it runs); package-lock.json pins them and `npm ci` installs exactly those.
+NODE_PINNED = ("json-schema-to-typescript", "prettier")
+PACKAGE_LOCK = ROOT / "package-lock.json"
+
+
+def check_node_tooling() -> None:
+    """Refuse to run without node or with node_modules/ missing or other than package-lock.json pins."""
+    if shutil.which("node") is None:
+        sys.exit(
+            "tools/generate.py: `node` was not found on PATH; generated/typescript/ needs "
+            "Node.js 20 or later (and `npm ci`, which `make install` runs)."
+        )
+    locked = json.loads(PACKAGE_LOCK.read_text(encoding="utf-8"))["packages"]
+    wrong = []
+    for name in NODE_PINNED:
+        wanted = locked[f"node_modules/{name}"]["version"]
+        installed = ROOT / "node_modules" / name / "package.json"
+        found = (
+            json.loads(installed.read_text(encoding="utf-8"))["version"]
+            if installed.exists()
+            else "not installed"
+        )
+        if found != wanted:
+            wrong.append(f"{name}@{wanted} is locked but {found} is in node_modules/")
+    if wrong:
+        sys.exit(
+            "tools/generate.py: " + "; ".join(wrong) + ". Run `make install` (or `npm ci`) "
+            "in the repository root."
+        )
+
+
 def generate_python(out: Path) -> None:
     """Write the Pydantic models to ``out`` (the package ``lionmem_models``)."""
     # Options live in [tool.datamodel-codegen] of pyproject.toml; the run must start at the root.
@@ -95,8 +128,26 @@ def generate_python(out: Path) -> None:
     run(tool("ruff"), "format", "--config", config, "--quiet", str(out))
 
 
+def generate_typescript(out: Path) -> None:
+    """Write the TypeScript package (types, schema copies, package.json) to ``out``."""
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    run(
+        "node",
+        str(ROOT / "tools" / "typescript" / "generate-types.mjs"),
+        "--schemas",
+        str(ROOT / "schema"),
+        "--out",
+        str(out),
+        "--version",
+        project["version"],
+        "--license",
+        project["license"],
+    )
+
+
 TARGETS: dict[str, Callable[[Path], None]] = {
     "lionmem_models": generate_python,
+    "typescript": generate_typescript,
 }
 
 
@@ -146,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     check_pins()
+    check_node_tooling()
     with tempfile.TemporaryDirectory(prefix="lionmem-generate-") as tmp:
         fresh = Path(tmp)
         for name, target in TARGETS.items():
