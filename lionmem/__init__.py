@@ -11,6 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lionmem._schemas import schema_path, schemas
+    from lionmem.pile import Pile
+    from lionmem.protocol import MemoryStore
+    from lionmem.session import Branch, Session
+    from lionmem.stores.memory import InMemoryStore
     from lionmem_models.element import Element
     from lionmem_models.memory_item import MemoryItem
     from lionmem_models.memory_query import MemoryQuery
@@ -21,14 +25,24 @@ _LAZY: dict[str, str] = {
     "Element": "lionmem_models.element",
     "MemoryItem": "lionmem_models.memory_item",
     "MemoryQuery": "lionmem_models.memory_query",
+    "MemoryStore": "lionmem.protocol",
+    "InMemoryStore": "lionmem.stores.memory",
+    "Pile": "lionmem.pile",
+    "Branch": "lionmem.session",
+    "Session": "lionmem.session",
     "schema_path": "lionmem._schemas",
     "schemas": "lionmem._schemas",
 }
 
 __all__ = [
+    "Branch",
     "Element",
+    "InMemoryStore",
     "MemoryItem",
     "MemoryQuery",
+    "MemoryStore",
+    "Pile",
+    "Session",
     "schema_path",
     "schemas",
 ]
