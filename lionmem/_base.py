@@ -3,8 +3,9 @@
 The generator is told (``base-class-map`` in ``pyproject.toml``) to derive ``Element`` from
 ``ElementBase`` and ``MemoryQuery`` from ``QueryBase``; ``MemoryItem`` inherits ``ElementBase``
 through ``Element``. Every rule here is pinned by ``../shared/SEMANTICS.md`` (§2, §3 and the
-decisions L1-L4 and L11 of §9); the tests under ``tests/test_element.py`` and
-``tests/test_query.py`` name the point each one checks.
+decisions L1-L4 and L11 of §9); the tests in ``tests/test_element.py``,
+``tests/test_memory_item.py``, ``tests/test_query.py`` and ``tests/test_model_*.py`` name the
+point each one checks.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import Enum
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -131,6 +133,10 @@ def _not_a_mapping(value: Any, detail: str) -> ValueError:
 
 def _object_to_mapping(value: Any) -> Any:
     """Convert an object the way the reference does: model_dump, then to_dict/dict/to_json/json."""
+    if isinstance(value, type):
+        # A class is not a record; its unbound model_dump() would fail with a confusing message.
+        msg = f"Invalid metadata: expected a mapping instance, got the class {value.__qualname__}"
+        raise ValueError(msg)
     for name in ("model_dump", "to_dict", "dict", "to_json", "json"):
         method = getattr(value, name, None)
         if method is not None:
@@ -146,7 +152,11 @@ def _object_to_mapping(value: Any) -> Any:
             raise _not_a_mapping(converted, f" from {type(value).__name__}.{name}()")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
-    if hasattr(value, "__dict__") and not isinstance(value, type):
+    if isinstance(value, BaseException | ModuleType) or callable(value):
+        # L1: the reference reads their __dict__, which is not their data (an exception keeps
+        # its message in args, so it becomes {} silently; a function gives its attributes).
+        raise _not_a_mapping(value, "")
+    if hasattr(value, "__dict__"):
         return dict(vars(value))
     raise _not_a_mapping(value, "")
 
