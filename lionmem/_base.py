@@ -72,10 +72,12 @@ def coerce_created_at(value: Any) -> float:
     if value is None:
         return utc_timestamp()
     if isinstance(value, datetime):
-        # A naive datetime is read in the process's local time zone, as the reference does.
+        # A naive datetime is read in the process's local time zone, as the reference does. Its
+        # ValueError ("year 0 is out of range") passes through unchanged, as in the reference; an
+        # OverflowError or OSError would escape pydantic unwrapped, so it becomes a ValueError.
         try:
             return _finite(value.timestamp())
-        except (OverflowError, OSError, ValueError):
+        except (OverflowError, OSError):
             msg = f"Invalid created_at: {value}"
             raise ValueError(msg) from None
     if isinstance(value, str):
