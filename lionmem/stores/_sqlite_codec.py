@@ -1,0 +1,317 @@
+"""Exact JSON encoding of MemoryItem fields for the SQLite store, and the text it indexes.
+
+A value is accepted only if JSON gives it back equal *and* of the same type, so that ``str()`` of
+the decoded content is the ``str()`` the reference store would search: ``None``, ``bool``,
+``int``, finite ``float``, ``str`` without lone surrogates, ``list`` and ``dict`` with ``str``
+keys, nested freely, and exactly those types (an ``OrderedDict`` or an ``IntEnum`` prints
+differently from what comes back, so it is refused). Anything else raises
+``UnrepresentableValueError`` naming the field, the path inside it and the value's type, before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, NamedTuple
+from uuid import UUID
+
+from lionmem.errors import MemoryAdapterError
+from lionmem_models.memory_item import MemoryItem
+
+__all__ = [
+    "EncodedItem",
+    "UnrepresentableValueError",
+    "canonical",
+    "decode_item",
+    "encode_item",
+    "fts_text",
+    "lowered_text",
+]
+
+# Canonical texts longer than this are stored (and looked up) as a digest, so the metadata index
+# stays small whatever the values hold. Equality of digests is confirmed in Python.
+_MAX_CANONICAL = 96
+
+# Lists and dicts may nest this deep. The limit keeps every recursive step (the checks here, the
+# json module, decoding) far inside Python's recursion limit, so a value is either refused here
+# with a clear message or encoded, indexed and decoded in full.
+MAX_DEPTH = 200
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_dumps = _ENCODER.encode
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+class UnrepresentableValueError(MemoryAdapterError, ValueError):
+    """A field holds a value that JSON cannot give back exactly; nothing was written.
+
+    ``field`` is the dotted path of the offending value (``"content[0]['k']"``) and
+    ``value_type`` the name of its type.
+    """
+
+    def __init__(self, field: str, value_type: str, reason: str) -> None:
+        self.field = field
+        self.value_type = value_type
+        super().__init__(
+            f"MemoryItem.{field}: a value of type {value_type} cannot be stored exactly: {reason}"
+        )
+
+    def __reduce__(self) -> tuple[type[UnrepresentableValueError], tuple[str, str, str]]:
+        # The custom __init__ needs its own arguments back when the error is pickled.
+        reason = str(self).split(" cannot be stored exactly: ", 1)[1]
+        return (type(self), (self.field, self.value_type, reason))
+
+
+class EncodedItem(NamedTuple):
+    """One MemoryItem as the rows the store writes."""
+
+    id: str
+    created_at: str
+    metadata: str
+    content: str
+    tags: str
+    text: str
+    tag_set: frozenset[str]
+    fields: tuple[tuple[str, str], ...]
+
+
+def _reason_for(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "JSON has no tuples; it would come back as a list (store a list)"
+    if isinstance(value, set | frozenset):
+        return "JSON has no sets (store a sorted list)"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "JSON has no bytes (store text, for example base64)"
+    if isinstance(value, float):
+        return "JSON has no NaN or Infinity"
+    if isinstance(value, str | int | float | list | dict):
+        return (
+            f"it is a subclass of {type(value).__mro__[1].__name__}; JSON gives back the plain "
+            "type, whose str() and equality may differ (convert it first)"
+        )
+    return "only None, bool, int, finite float, str, list and dict with str keys round-trip"
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Return whether ``value`` is plain JSON data (the fast path; ``_check`` explains a refusal)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth == MAX_DEPTH:
+        return False
+    if kind is list:
+        for element in value:  # noqa: SIM110 - a plain loop is much faster than all() over a genexpr
+            if not _plain(element, depth + 1):
+                return False
+        return True
+    if kind is dict:
+        for key, element in value.items():
+            if type(key) is not str or not _plain(element, depth + 1):
+                return False
+        return True
+    return False
+
+
+def _check(value: Any, path: str, active: set[int], depth: int = 0) -> None:
+    """Raise ``UnrepresentableValueError`` for the first value under ``path`` JSON cannot keep."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return
+    if kind is float:
+        if not math.isfinite(value):
+            raise UnrepresentableValueError(path, "float", f"{value!r}: {_reason_for(value)}")
+        return
+    if kind is list or kind is dict:
+        if depth == MAX_DEPTH:
+            raise UnrepresentableValueError(
+                path, kind.__name__, f"lists and dicts may nest at most {MAX_DEPTH} levels deep"
+            )
+        marker = id(value)
+        if marker in active:
+            raise UnrepresentableValueError(path, kind.__name__, "it contains itself")
+        active.add(marker)
+        if kind is list:
+            for index, element in enumerate(value):
+                _check(element, f"{path}[{index}]", active, depth + 1)
+        else:
+            for key, element in value.items():
+                if type(key) is not str:
+                    raise UnrepresentableValueError(
+                        f"{path}[{key!r}]",
+                        f"dict key of type {type(key).__name__}",
+                        "JSON object keys are strings; it would come back as a str",
+                    )
+                _check(element, f"{path}[{key!r}]", active, depth + 1)
+        active.discard(marker)
+        return
+    raise UnrepresentableValueError(path, kind.__qualname__, _reason_for(value))
+
+
+def _find_surrogate(value: Any, path: str) -> tuple[str, str] | None:
+    """Return the path and type of the first string (or key) holding a lone surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path, "str"
+        return None
+    if isinstance(value, list):
+        for index, element in enumerate(value):
+            found = _find_surrogate(element, f"{path}[{index}]")
+            if found is not None:
+                return found
+    if isinstance(value, dict):
+        for key, element in value.items():
+            found = _find_surrogate(key, f"{path}[{key!r}]")
+            if found is not None:
+                return found[0], "dict key of type str"
+            found = _find_surrogate(element, f"{path}[{key!r}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encode_field(value: Any, name: str) -> str:
+    try:
+        # A cycle makes _plain recurse to MAX_DEPTH and fail; _check then names it.
+        if not _plain(value):
+            _check(value, name, set())
+        text = _dumps(value)
+    except ValueError as exc:
+        if isinstance(exc, UnrepresentableValueError):
+            raise
+        # int -> str conversion limit (sys.set_int_max_str_digits) and the like.
+        raise UnrepresentableValueError(name, type(value).__name__, str(exc)) from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        found = _find_surrogate(value, name) or (name, type(value).__name__)
+        raise UnrepresentableValueError(
+            found[0], found[1], "it holds a lone surrogate, which UTF-8 cannot encode"
+        ) from None
+    return text
+
+
+def lowered_text(content: Any) -> str:
+    """What text search looks in: ``str(content).lower()``, by this Python's Unicode rules."""
+    return str(content).lower()
+
+
+def fts_text(text: str) -> str:
+    """The form of ``text`` given to the trigram index: FTS5 stops reading a value at NUL.
+
+    Replacing NUL by a space only adds candidate rows (every NUL-free substring is kept); the
+    exact ``instr()`` check on the real text removes them. Needles holding NUL never use the index.
+    """
+    return text.replace("\x00", " ")
+
+
+def canonical(value: Any) -> str | None:
+    """Return a text equal for two JSON values exactly when Python's ``==`` says they are equal.
+
+    Numbers are written by value (``True``, ``1`` and ``1.0`` all give ``1``), dict keys are
+    sorted, strings are JSON-quoted. Non-finite floats give a text no stored value has. Returns
+    ``None`` for anything that is not a plain JSON value, whose equality only Python can decide.
+    """
+    try:
+        text = _canonical(value)
+        encoded = text.encode("utf-8")
+    except (_NotCanonical, RecursionError, UnicodeEncodeError, ValueError):
+        return None
+    if len(encoded) > _MAX_CANONICAL:
+        return "#" + hashlib.blake2b(encoded, digest_size=16).hexdigest()
+    return text
+
+
+class _NotCanonical(Exception):
+    """The value is not built from plain JSON types only."""
+
+
+def _canonical(value: Any) -> str:
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is str:
+        return _dumps(value)
+    if kind is bool:
+        return "1" if value else "0"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        if not math.isfinite(value):
+            return "NaN"  # not JSON: equals no stored text, as NaN and inf equal no stored value
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if kind is list:
+        return "[" + ",".join([_canonical(element) for element in value]) + "]"
+    if kind is dict:
+        keys = sorted(value, key=_require_str)
+        return "{" + ",".join([_dumps(key) + ":" + _canonical(value[key]) for key in keys]) + "}"
+    raise _NotCanonical
+
+
+def _require_str(key: Any) -> str:
+    if type(key) is not str:
+        raise _NotCanonical
+    return key
+
+
+def encode_item(item: MemoryItem) -> EncodedItem:
+    """Encode every field of ``item`` exactly, or raise before anything is written."""
+    metadata = item.metadata
+    if type(metadata) is not dict:
+        raise UnrepresentableValueError(
+            "metadata", type(metadata).__qualname__, "metadata must be a plain dict"
+        )
+    tags = item.tags
+    if type(tags) is not list:
+        raise UnrepresentableValueError("tags", type(tags).__qualname__, "tags must be a list")
+    for index, tag in enumerate(tags):
+        if type(tag) is not str:
+            raise UnrepresentableValueError(
+                f"tags[{index}]", type(tag).__qualname__, "tags must be plain strings"
+            )
+    content = item.content
+    content_json = _encode_field(content, "content")
+    metadata_json = _encode_field(metadata, "metadata")
+    tags_json = _encode_field(tags, "tags")
+    created_at = item.created_at
+    if type(created_at) is not float or not math.isfinite(created_at):
+        raise UnrepresentableValueError(
+            "created_at", type(created_at).__qualname__, "created_at must be a finite float"
+        )
+    # Every stored value passed _check, so canonical() cannot fail on it.
+    fields = tuple((key, canonical(element) or "") for key, element in metadata.items())
+    return EncodedItem(
+        id=str(item.id),
+        created_at=repr(created_at),
+        metadata=metadata_json,
+        content=content_json,
+        tags=tags_json,
+        text=lowered_text(content),
+        tag_set=frozenset(tags),
+        fields=fields,
+    )
+
+
+_decode = json.JSONDecoder().decode
+
+
+def decode_item(
+    item_id: str, created_at: str, metadata: str, content: str, tags: str
+) -> MemoryItem:
+    """Rebuild the MemoryItem a row holds (validated, so a damaged row cannot pass as an item)."""
+    return MemoryItem.model_validate(
+        {
+            "id": UUID(item_id),
+            "created_at": float(created_at),
+            "metadata": _decode(metadata),
+            "content": _decode(content),
+            "tags": _decode(tags),
+        }
+    )

@@ -1,0 +1,218 @@
+"""The SQLite store's file format: tables, version checks, migrations and the text-index rebuild.
+
+A lionmem database carries ``PRAGMA application_id`` = ``APPLICATION_ID`` and its schema version
+in ``PRAGMA user_version``. Opening a file checks both before changing anything: an empty file is
+initialised, an older lionmem file is migrated (all steps in one transaction), and anything else
+(another application's database, a file written by a newer lionmem, a file that is not SQLite)
+raises ``IncompatibleDatabaseError`` with the reason.
+
+Tables (version 1):
+
+``items``
+    One row per item. ``seq`` (the rowid) is the insertion order; replacing an item keeps it.
+    ``id`` is the canonical UUID string, ``created_at`` the ``repr()`` of the float (a REAL
+    column would turn ``-0.0`` into ``0``), ``metadata``/``content``/``tags`` are JSON, and
+    ``text`` is ``str(content).lower()`` as computed by Python.
+``item_tags``
+    The distinct tags of each item, keyed ``(tag, seq)`` so one tag's items come out in order.
+``item_fields``
+    Each top-level metadata entry as ``(key, canonical value, seq)``: the SQL pre-filter for
+    equality filters (``_sqlite_codec.canonical``), confirmed in Python on the decoded item.
+``items_text``
+    A contentless FTS5 ``trigram`` index (``case_sensitive 1``, so it folds nothing) of ``text``.
+    It is maintained from Python, not by triggers, because a NUL must be replaced first.
+``lionmem_meta``
+    Key/value facts about the file; ``unicode_version`` is the Unicode database that lowered
+    ``text``. When this Python's differs, ``text`` and ``items_text`` are recomputed on open.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+from collections.abc import Callable
+
+from lionmem.errors import MemoryAdapterError
+from lionmem.stores._sqlite_codec import fts_text, lowered_text
+
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "IncompatibleDatabaseError",
+    "delete_text",
+    "insert_text",
+    "prepare",
+]
+
+APPLICATION_ID = 0x4C4D454D  # "LMEM": marks a lionmem file in the SQLite header.
+
+_V1 = (
+    """
+    CREATE TABLE lionmem_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE items (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        text TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE item_tags (
+        tag TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (tag, seq)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX item_tags_by_seq ON item_tags (seq)",
+    """
+    CREATE TABLE item_fields (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (key, value, seq)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX item_fields_by_seq ON item_fields (seq, key)",
+    """
+    CREATE VIRTUAL TABLE items_text USING fts5(
+        text, content='', tokenize='trigram case_sensitive 1'
+    )
+    """,
+)
+
+
+def _migrate_to_1(conn: sqlite3.Connection) -> None:
+    for statement in _V1:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO lionmem_meta (key, value) VALUES ('unicode_version', ?)",
+        (unicodedata.unidata_version,),
+    )
+
+
+# MIGRATIONS[n] takes a version-n file to version n + 1. They all run in one transaction.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class IncompatibleDatabaseError(MemoryAdapterError):
+    """The file is not a lionmem database this version can read; it was left unchanged."""
+
+
+def insert_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
+    """Index ``text`` for the item at ``seq``."""
+    conn.execute("INSERT INTO items_text (rowid, text) VALUES (?, ?)", (seq, fts_text(text)))
+
+
+def delete_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
+    """Remove the index entries of the item at ``seq``, whose indexed text was ``text``."""
+    # A contentless table forgets its values; 'delete' must be given exactly what was indexed.
+    conn.execute(
+        "INSERT INTO items_text (items_text, rowid, text) VALUES ('delete', ?, ?)",
+        (seq, fts_text(text)),
+    )
+
+
+def _identify(conn: sqlite3.Connection, where: str) -> int | None:
+    """Return the file's schema version, or ``None`` for an empty file; raise if it is foreign."""
+    try:
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        (objects,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode == sqlite3.SQLITE_NOTADB:
+            msg = f"{where} is not a SQLite database file"
+            raise IncompatibleDatabaseError(msg) from exc
+        raise
+    if application_id == 0 and version == 0 and objects == 0:
+        return None
+    if application_id != APPLICATION_ID:
+        msg = (
+            f"{where} is a SQLite database but not a lionmem one "
+            f"(application_id {application_id:#010x}, {objects} schema objects); "
+            "lionmem opens only files it created"
+        )
+        raise IncompatibleDatabaseError(msg)
+    if version > SCHEMA_VERSION:
+        msg = (
+            f"{where} was written by a newer lionmem (file format version {version}; this "
+            f"version reads up to {SCHEMA_VERSION}): upgrade lionmem to open it"
+        )
+        raise IncompatibleDatabaseError(msg)
+    if version < 1:
+        msg = f"{where} carries the lionmem mark but an invalid file format version {version}"
+        raise IncompatibleDatabaseError(msg)
+    return int(version)
+
+
+def _rebuild_text(conn: sqlite3.Connection) -> None:
+    """Recompute ``text`` and its index with this Python's ``str.lower()``."""
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT seq, content, text FROM items WHERE seq > ? ORDER BY seq LIMIT 1000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        for seq, content, old in rows:
+            new = lowered_text(json.loads(content))
+            if new != old:
+                delete_text(conn, seq, old)
+                conn.execute("UPDATE items SET text = ? WHERE seq = ?", (new, seq))
+                insert_text(conn, seq, new)
+        last = rows[-1][0]
+    conn.execute(
+        "UPDATE lionmem_meta SET value = ? WHERE key = 'unicode_version'",
+        (unicodedata.unidata_version,),
+    )
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    """Return whether the file needs nothing: latest version and this Unicode version."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        return False
+    (recorded,) = conn.execute(
+        "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'"
+    ).fetchone()
+    return bool(recorded == unicodedata.unidata_version)
+
+
+def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
+    """Check the file, switch it to WAL, and bring it to the current format (one transaction).
+
+    Nothing is written to a file that is not lionmem's, or is newer than this library.
+    """
+    version = _identify(conn, where)
+    if version is not None and _current(conn):
+        if wal:
+            conn.execute("PRAGMA journal_mode = WAL")
+        return
+    if wal:
+        # Outside a transaction, as SQLite requires; it changes only the journal mode.
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have initialised or migrated the file meanwhile: look again.
+        version = _identify(conn, where) or 0
+        for step in MIGRATIONS[version:]:
+            step(conn)
+        if version < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        if not _current(conn):
+            _rebuild_text(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
