@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest clean
+.PHONY: install demo test generate lint typecheck pytest nodetest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +18,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --group dev -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+# npm ci installs exactly package-lock.json (the TypeScript generator, ajv, tsc); rerun it whenever
+# the lock changes. It deletes node_modules/ first, so the stamp goes with it.
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 demo: install
 	$(BIN)/python -m lionmem demo
@@ -35,12 +42,17 @@ typecheck: install
 pytest: install
 	$(BIN)/pytest
 
+# The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
+nodetest: install
+	LIONMEM_PYTHON=$(BIN)/python npm test
+
 test: install
 	$(BIN)/python tools/generate.py --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+	LIONMEM_PYTHON=$(BIN)/python npm test
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -16,7 +16,9 @@
 //   every extension would inherit it and no leaf could be closed (structural typing still lets an
 //   object with more properties be used as an Element);
 // - a schema that constrains nothing (`content`: a description and a default) becomes `unknown`
-//   instead of the object the generator would make of it.
+//   instead of the object the generator would make of it;
+// - a $ref inside the file with a description beside it becomes a one-part `allOf`, so the
+//   generator reuses the referenced type instead of declaring a numbered copy of it.
 // Anything the rewriting does not understand stops the run with a message, never a guess.
 
 import fs from "node:fs";
@@ -72,6 +74,7 @@ const OBJECT_KEYWORDS = [
   "maxProperties",
   "dependentRequired",
 ];
+const REF_ONLY = new Set(["$ref", "$comment"]);
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function fail(message) {
@@ -176,6 +179,13 @@ function rewrite(node, context) {
       out.tsType = named.title;
       context.imports.set(named.title, named.file);
     }
+  }
+  if (typeof out.$ref === "string" && Object.keys(out).some((key) => !REF_ONLY.has(key))) {
+    // A $ref with a description beside it: alone, the generator would declare a second copy of
+    // the target type (Fidelity1) to carry that description; as an allOf part it reuses the
+    // target and puts the description on the property.
+    out.allOf = [{ $ref: out.$ref }, ...(out.allOf ?? [])];
+    delete out.$ref;
   }
   if (Array.isArray(out.allOf) && OBJECT_KEYWORDS.some((key) => key in out)) {
     const own = {};
