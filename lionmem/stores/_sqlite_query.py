@@ -91,9 +91,10 @@ def _add_tags(plan: _Builder, tags: list[str]) -> bool:
     if not wanted:
         return False
     if len(wanted) > 1:
+        # Evaluated once into a sorted list of seqs: unless something else drives, SQLite reads
+        # the items by those seqs in order (cost grows with the tags' items, not with the table).
         plan.require(
-            "EXISTS (SELECT 1 FROM item_tags WHERE tag IN "
-            "(SELECT value FROM json_each(?)) AND seq = i.seq)",
+            "i.seq IN (SELECT seq FROM item_tags WHERE tag IN (SELECT value FROM json_each(?)))",
             json.dumps(wanted),
         )
     elif plan.driven:

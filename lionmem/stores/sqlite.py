@@ -36,15 +36,12 @@ Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
 import sqlite3
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -66,6 +63,7 @@ from lionmem.stores._sqlite_schema import (
     insert_text,
     prepare,
 )
+from lionmem.stores._sqlite_worker import Worker, WorkerStopped
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -179,9 +177,7 @@ class SQLiteMemoryStore:
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
         self._conn: sqlite3.Connection | None = None
-        self._closed = False
-        self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
+        self._worker = Worker(f"lionmem-sqlite {self._path}")
 
     @property
     def path(self) -> str:
@@ -229,12 +225,12 @@ class SQLiteMemoryStore:
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            if self._closed:
-                msg = f"{self!r} is closed"
-                raise MemoryAdapterUnavailable(msg)
-            future = self._executor.submit(self._run, operation)
-        return await asyncio.wrap_future(future)
+        try:
+            future = self._worker.submit(partial(self._run, operation))
+        except WorkerStopped:
+            msg = f"{self!r} is closed"
+            raise MemoryAdapterUnavailable(msg) from None
+        return await future
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -244,13 +240,11 @@ class SQLiteMemoryStore:
 
     async def close(self) -> None:
         """Wait for submitted operations, then close the database; idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            future = self._executor.submit(self._close_connection)
-        self._executor.shutdown(wait=False)
-        await asyncio.wrap_future(future)
+        try:
+            future = self._worker.submit(self._close_connection, last=True)
+        except WorkerStopped:
+            return
+        await future
 
     def _close_connection(self) -> None:
         conn, self._conn = self._conn, None
