@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+from lionmem._cli_schema import add_schema_command
+
 
 def _demo(_: argparse.Namespace) -> int:
     from lionmem.demo import main
@@ -18,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = commands.add_parser("demo", help="build items and queries and show what lionmem does")
     demo.set_defaults(handler=_demo)
+    add_schema_command(commands)
     return parser
 
 

@@ -1,0 +1,65 @@
+"""``python -m lionmem schema [NAME] [--out DIR]``: the exact JSON schemas of the installed lionmem.
+
+A client in another language fetches the schemas of the very version it talks to:
+``schema NAME`` prints one file, ``schema --out DIR`` writes every file (or only NAME) into DIR,
+and ``schema`` alone lists the names. The bytes are those of the shipped files, unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from lionmem._schemas import schema_path, schemas
+
+__all__ = ["add_schema_command"]
+
+
+# ``commands`` is argparse's subparsers action, whose class argparse keeps private.
+def add_schema_command(commands: Any) -> None:
+    """Add the ``schema`` subcommand to ``commands`` (the result of ``add_subparsers``)."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "schema",
+        help="print or write the JSON schemas of this lionmem version",
+        description="Print one JSON schema of this lionmem version, list them, or write them to a folder.",
+    )
+    parser.add_argument(
+        "name",
+        nargs="?",
+        help='a schema name such as memory_item (".json" optional); without it, all schemas',
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write <name>.json files into DIR (created if missing) instead of printing",
+    )
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    names = sorted(schemas())
+    if args.name is not None:
+        try:
+            schema_path(args.name)
+        except LookupError as error:
+            print(f"python -m lionmem schema: {error.args[0]}", file=sys.stderr)
+            return 2
+        names = [args.name.removesuffix(".json")]
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            target = args.out / f"{name}.json"
+            target.write_bytes(schema_path(name).read_bytes())
+            print(target)
+        return 0
+    if args.name is None:
+        print("\n".join(names))
+        return 0
+    # The file's own bytes, whatever the terminal's encoding.
+    sys.stdout.flush()
+    sys.stdout.buffer.write(schema_path(names[0]).read_bytes())
+    sys.stdout.buffer.flush()
+    return 0
