@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lionmem._schemas import schema_path, schemas
+    from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
     from lionmem.pile import Pile
-    from lionmem.protocol import MemoryStore
+    from lionmem.protocol import ExternalMemoryStore, MemoryStore
     from lionmem.session import Branch, Session
     from lionmem.stores.memory import InMemoryStore
     from lionmem_models.element import Element
+    from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
     from lionmem_models.memory_item import MemoryItem
     from lionmem_models.memory_query import MemoryQuery
 
@@ -23,6 +25,10 @@ __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Element": "lionmem_models.element",
+    "ExternalMemoryStore": "lionmem.protocol",
+    "MemoryAdapterError": "lionmem.errors",
+    "MemoryAdapterManifest": "lionmem_models.memory_adapter_manifest",
+    "MemoryAdapterUnavailable": "lionmem.errors",
     "MemoryItem": "lionmem_models.memory_item",
     "MemoryQuery": "lionmem_models.memory_query",
     "MemoryStore": "lionmem.protocol",
@@ -30,6 +36,7 @@ _LAZY: dict[str, str] = {
     "Pile": "lionmem.pile",
     "Branch": "lionmem.session",
     "Session": "lionmem.session",
+    "UnsupportedMemoryQuery": "lionmem.errors",
     "schema_path": "lionmem._schemas",
     "schemas": "lionmem._schemas",
 }
@@ -37,12 +44,17 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Branch",
     "Element",
+    "ExternalMemoryStore",
     "InMemoryStore",
+    "MemoryAdapterError",
+    "MemoryAdapterManifest",
+    "MemoryAdapterUnavailable",
     "MemoryItem",
     "MemoryQuery",
     "MemoryStore",
     "Pile",
     "Session",
+    "UnsupportedMemoryQuery",
     "schema_path",
     "schemas",
 ]

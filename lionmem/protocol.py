@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from uuid import UUID
 
+    from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
     from lionmem_models.memory_item import MemoryItem
     from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["MemoryStore"]
+__all__ = ["ExternalMemoryStore", "MemoryStore"]
 
 
 @runtime_checkable
@@ -32,4 +33,20 @@ class MemoryStore(Protocol):
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return the items matching ``query``, as a list."""
+        ...
+
+
+@runtime_checkable
+class ExternalMemoryStore(MemoryStore, Protocol):
+    """A ``MemoryStore`` backed by an external service, declaring its fidelity (ADR-0093 D1).
+
+    The manifest is immutable and stable for the adapter instance's lifetime; applications may
+    reject an adapter before first use when it does not meet their needs. ``isinstance`` checks
+    only that ``store``, ``retrieve``, ``search`` and ``manifest`` exist; the conformance suite
+    (``lionmem.conformance``) checks that the manifest is true.
+    """
+
+    @property
+    def manifest(self) -> MemoryAdapterManifest:
+        """What this adapter declares about its storage and search behaviour."""
         ...
