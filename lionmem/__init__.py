@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from lionmem.protocol import ExternalMemoryStore, MemoryStore
     from lionmem.session import Branch, Session
     from lionmem.stores.memory import InMemoryStore
+    from lionmem.stores.sqlite import SQLiteMemoryStore
     from lionmem_models.element import Element
     from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
     from lionmem_models.memory_item import MemoryItem
@@ -36,6 +37,7 @@ _LAZY: dict[str, str] = {
     "Pile": "lionmem.pile",
     "Branch": "lionmem.session",
     "Session": "lionmem.session",
+    "SQLiteMemoryStore": "lionmem.stores.sqlite",
     "UnsupportedMemoryQuery": "lionmem.errors",
     "schema_path": "lionmem._schemas",
     "schemas": "lionmem._schemas",
@@ -53,6 +55,7 @@ __all__ = [
     "MemoryQuery",
     "MemoryStore",
     "Pile",
+    "SQLiteMemoryStore",
     "Session",
     "UnsupportedMemoryQuery",
     "schema_path",
