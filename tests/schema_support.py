@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,16 +19,20 @@ from pydantic import BaseModel
 from referencing import Registry, Resource
 
 from lionmem import Element, MemoryItem, MemoryQuery
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 
 __all__ = [
+    "DRAFT_7_KEYWORDS",
     "MODELS",
     "REPO",
     "SCHEMA_DIR",
     "draft7_for_generation",
+    "flatten",
     "load_schema",
     "registry",
     "schema_names",
     "validator",
+    "walk",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,6 +42,7 @@ SCHEMA_DIR = REPO / "schema"
 # which puts it under the fidelity, vector and property tests (test_schema_fidelity checks this).
 MODELS: dict[str, type[BaseModel]] = {
     "element": Element,
+    "memory_adapter_manifest": MemoryAdapterManifest,
     "memory_item": MemoryItem,
     "memory_query": MemoryQuery,
 }
@@ -130,18 +136,90 @@ def flatten(name: str) -> dict[str, Any]:
     return flat
 
 
+# Keywords whose meaning is the same in draft 7 and in 2020-12 (given no ``minContains``/
+# ``maxContains`` beside ``contains`` and ``items`` holding one schema, as here).
+DRAFT_7_KEYWORDS = frozenset(
+    {
+        "$schema", "$comment", "title", "description", "default", "readOnly", "writeOnly",
+        "examples", "type", "enum", "const", "format",
+        "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "minLength", "maxLength", "pattern",
+        "items", "minItems", "maxItems", "uniqueItems", "contains",
+        "properties", "patternProperties", "additionalProperties", "propertyNames",
+        "required", "minProperties", "maxProperties", "dependencies",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    }
+)  # fmt: skip
+# Keywords whose value is a subschema, a list of subschemas or a map of subschemas (2020-12, plus
+# draft 7's ``dependencies`` so that the walk also covers the rewritten documents).
+_SUBSCHEMA = frozenset(
+    {"not", "if", "then", "else", "items", "contains", "additionalProperties", "propertyNames"}
+    | {"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+)
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SUBSCHEMA_MAPS = frozenset(
+    {"$defs", "properties", "patternProperties", "dependentSchemas", "dependencies"}
+)
+# Annotations a ``$ref``'s siblings may carry; they override the target's when inlined.
+_ANNOTATIONS = frozenset({"title", "description", "default", "$comment", "examples"})
+
+
+def walk(schema: Any, on_schema: Callable[[dict[str, Any]], None]) -> None:
+    """Call ``on_schema`` on ``schema`` and on every subschema inside it."""
+    if not isinstance(schema, dict):
+        return
+    on_schema(schema)
+    for keyword, value in schema.items():
+        if keyword in _SUBSCHEMA:
+            walk(value, on_schema)
+        elif keyword in _SUBSCHEMA_LISTS:
+            for part in value:
+                walk(part, on_schema)
+        elif keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            for part in value.values():
+                walk(part, on_schema)
+
+
+def _to_draft_7(schema: Any, defs: dict[str, Any]) -> Any:
+    """Rewrite one (sub)schema: inline ``#/$defs/...`` refs, ``dependentSchemas`` -> ``dependencies``."""
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        siblings = {key: value for key, value in schema.items() if key != "$ref"}
+        pointer = schema["$ref"]
+        if not pointer.startswith("#/$defs/") or set(siblings) - _ANNOTATIONS:
+            msg = f"cannot inline $ref {pointer!r} with siblings {sorted(siblings)}"
+            raise NotImplementedError(msg)
+        return _to_draft_7({**defs[pointer.removeprefix("#/$defs/")], **siblings}, defs)
+    rewritten: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        target = "dependencies" if keyword == "dependentSchemas" else keyword
+        if keyword in _SUBSCHEMA:
+            rewritten[target] = _to_draft_7(value, defs)
+        elif keyword in _SUBSCHEMA_LISTS:
+            rewritten[target] = [_to_draft_7(part, defs) for part in value]
+        elif keyword in _SUBSCHEMA_MAPS:
+            rewritten[target] = {key: _to_draft_7(part, defs) for key, part in value.items()}
+        else:
+            rewritten[target] = value
+    return rewritten
+
+
 def draft7_for_generation(name: str, *, close: bool = False) -> dict[str, Any]:
     """Return ``flatten(name)`` as a draft-7 document that hypothesis-jsonschema can generate from.
 
-    hypothesis-jsonschema 0.23.1 knows drafts 4/6/7 only and cannot follow cross-file ``$ref``s.
-    The flattened schemas use no keyword whose meaning differs between 2020-12 and draft 7 (the
-    test module checks the keyword set), so only ``$schema`` changes and ``$id`` is dropped.
+    hypothesis-jsonschema 0.23.1 knows drafts 4/6/7 only and follows no cross-file ``$ref``. After
+    ``flatten``, local ``#/$defs/`` refs are inlined (``$defs`` dropped), ``dependentSchemas``
+    becomes draft 7's ``dependencies``, ``$schema`` is set to draft 7 and ``$id`` is dropped. Every
+    keyword left must be in DRAFT_7_KEYWORDS (test_schema_properties checks this).
     ``close=True`` adds ``additionalProperties: false`` to an open schema (Element), to generate
     documents that a model forbidding unknown fields must accept.
     """
     flat = flatten(name)
-    flat["$schema"] = "http://json-schema.org/draft-07/schema#"
+    defs = flat.pop("$defs", {})
     flat.pop("$id")
+    converted: dict[str, Any] = _to_draft_7(flat, defs)
+    converted["$schema"] = "http://json-schema.org/draft-07/schema#"
     if close:
-        flat.setdefault("additionalProperties", False)
-    return flat
+        converted.setdefault("additionalProperties", False)
+    return converted

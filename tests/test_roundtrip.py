@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from lionmem import Element, MemoryItem, MemoryQuery
-from tests.schema_support import MODELS, validator
+from tests.schema_support import MODELS, flatten, validator
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 
@@ -50,6 +50,27 @@ def _errors(name: str, document: Any) -> list[str]:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def _comparable(name: str, values: dict[str, Any]) -> str:
+    """Return ``values`` as canonical JSON text, arrays of ``uniqueItems`` properties sorted.
+
+    A ``uniqueItems`` array is a set in the model (a frozenset), whose dump order is arbitrary.
+    """
+    properties = flatten(name)["properties"]
+    ordered = {
+        key: sorted(value, key=_canonical)
+        if properties.get(key, {}).get("uniqueItems") and isinstance(value, list)
+        else value
+        for key, value in values.items()
+    }
+    return _canonical(ordered)
+
+
+# Models whose python-mode dump is not JSON data, with the reason (their JSON-mode dump is).
+PYTHON_DUMP_NOT_JSON = {
+    "memory_adapter_manifest": "its set-valued fields (uniqueItems arrays) are frozensets",
+}
 
 
 def _expected_values(name: str, document: dict[str, Any]) -> dict[str, Any]:
@@ -84,13 +105,23 @@ def test_schema_valid_document_dumps_back_schema_valid_in_json_mode(vector: dict
     assert _errors(vector["schema"], dumped) == []
 
 
-@pytest.mark.parametrize("vector", SCHEMA_VALID)
+@pytest.mark.parametrize(
+    "vector", [v for v in SCHEMA_VALID if v.values[0]["schema"] not in PYTHON_DUMP_NOT_JSON]
+)
 def test_schema_valid_document_dumps_back_schema_valid_in_python_mode(
     vector: dict[str, Any],
 ) -> None:
     """``model_dump()`` (python mode) of a JSON document is JSON data that is schema-valid."""
     dumped = MODELS[vector["schema"]].model_validate(vector["document"]).model_dump()
     assert _errors(vector["schema"], dumped) == []
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_DUMP_NOT_JSON))
+def test_python_dump_exception_still_holds(name: str) -> None:
+    """A model listed in PYTHON_DUMP_NOT_JSON still dumps a frozenset in python mode (not stale)."""
+    vector = next(v.values[0] for v in SCHEMA_VALID if v.values[0]["schema"] == name)
+    dumped = MODELS[name].model_validate(vector["document"]).model_dump()
+    assert any(isinstance(value, frozenset) for value in dumped.values())
 
 
 @pytest.mark.parametrize("vector", SCHEMA_VALID)
@@ -106,8 +137,8 @@ def test_schema_valid_document_keeps_every_given_value(vector: dict[str, Any]) -
     """Each given property comes back unchanged (the id canonical, created_at a float)."""
     document = vector["document"]
     dumped = MODELS[vector["schema"]].model_validate(document).model_dump(mode="json")
-    assert _canonical({key: dumped[key] for key in document}) == _canonical(
-        _expected_values(vector["schema"], document)
+    assert _comparable(vector["schema"], {key: dumped[key] for key in document}) == _comparable(
+        vector["schema"], _expected_values(vector["schema"], document)
     )
 
 
@@ -116,7 +147,8 @@ def test_dump_is_a_fixed_point(vector: dict[str, Any]) -> None:
     """Validating a dump again gives the same dump (defaults included, nothing regenerated)."""
     model = MODELS[vector["schema"]]
     dumped = model.model_validate(vector["document"]).model_dump(mode="json")
-    assert _canonical(model.model_validate(dumped).model_dump(mode="json")) == _canonical(dumped)
+    again = model.model_validate(dumped).model_dump(mode="json")
+    assert _comparable(vector["schema"], again) == _comparable(vector["schema"], dumped)
 
 
 @pytest.mark.parametrize("vector", LAX)
@@ -213,9 +245,16 @@ def test_memory_query_dump_is_schema_valid(
     _assert_dumps_schema_valid("memory_query", query)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in sorted(MODELS)
+        if not any(f.is_required() for f in MODELS[n].model_fields.values())
+    ],
+)
 def test_default_instance_dumps_schema_valid(name: str) -> None:
-    """A model built with no arguments dumps to a schema-valid document."""
+    """A model with no required field, built with no arguments, dumps to a schema-valid document."""
     _assert_dumps_schema_valid(name, MODELS[name]())
 
 
