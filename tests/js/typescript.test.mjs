@@ -65,3 +65,23 @@ test("the package's runtime version is its package.json version", async () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(GENERATED_TS, "package.json"), "utf8"));
   assert.equal(module.version, manifest.version);
 });
+
+test("the README's ajv example runs and gives the verdicts its comments state", (t) => {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const [, example] = readme.match(/\*\*Validating in JavaScript\*\*[^]*?```js\n([^]*?)```/);
+  const checks = [];
+  const program = example.replace(/^(validate\w*\(.*\));\s*\/\/ (true|false)\b.*$/gm, (_, call, verdict) => {
+    checks.push(verdict === "true");
+    return `console.log(${call});`;
+  });
+  const project = temporaryFolder(t, "readme-example");
+  fs.mkdirSync(path.join(project, "node_modules"));
+  fs.symlinkSync(GENERATED_TS, path.join(project, "node_modules", "lionmem"), "dir");
+  for (const name of ["ajv", "ajv-formats"]) {
+    fs.symlinkSync(path.join(ROOT, "node_modules", name), path.join(project, "node_modules", name), "dir");
+  }
+  fs.writeFileSync(path.join(project, "example.mjs"), program);
+  const result = spawnSync(process.execPath, ["example.mjs"], { cwd: project, encoding: "utf8" });
+  const printed = result.stdout.trim().split("\n").map((line) => line === "true");
+  assert.deepEqual([result.status, result.stderr, printed, checks.length >= 2], [0, "", checks, true]);
+});
