@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ typecheck: install
 
 pytest: install
 	$(BIN)/pytest
+
+# The InMemoryStore benchmark (lionmem, lionagi, LangGraph, the pure-Python floor; a few minutes on
+# two cores): writes bench-results/results.json, results.md and chart.png. docs/perf/ holds the
+# published run (python -m tools.bench --out docs/perf).
+bench: $(STAMP)
+	$(BIN)/python -m tools.bench --out bench-results
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install

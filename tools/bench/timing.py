@@ -1,0 +1,93 @@
+"""Samples and medians: the contenders of one operation are interleaved round by round.
+
+A sample awaits the same call ``k`` times in a row inside one coroutine and divides the elapsed
+``perf_counter_ns`` by ``k``; ``k`` is calibrated per contender so that a sample lasts about
+``target_ns``. Each round takes one sample of every contender, in an order rotated from round to
+round, so that a noisy moment on the shared machine hits all of them alike. The cyclic garbage
+collector is paused while an operation is measured (as ``timeit`` does) and run between
+operations. A slow contender takes part in fewer rounds (at least ``min_rounds``) so that the
+whole run fits its time budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from time import perf_counter_ns
+from typing import Any
+
+__all__ = ["Job", "Plan", "Stats", "measure"]
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One contender's part of an operation: the async function and ``k`` arguments per sample."""
+
+    fn: Callable[[Any], Awaitable[Any]]
+    args: Callable[[int], Sequence[Any]]  # untimed: the arguments of the next k calls
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How long to sample."""
+
+    rounds: int
+    target_ns: int = 3_000_000
+    budget_ns: int = 2_000_000_000  # per contender and operation
+    min_rounds: int = 5
+    max_calls: int = 20_000
+
+
+@dataclass(slots=True)
+class Stats:
+    """Per-call nanoseconds of every sample, and the calls per sample."""
+
+    calls: int
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        """The median per-call time in nanoseconds."""
+        return statistics.median(self.samples)
+
+
+async def _batch(fn: Callable[[Any], Awaitable[Any]], args: Sequence[Any]) -> int:
+    start = perf_counter_ns()
+    for arg in args:
+        await fn(arg)
+    return perf_counter_ns() - start
+
+
+def _sample(loop: asyncio.AbstractEventLoop, job: Job, calls: int) -> float:
+    args = job.args(calls)
+    return loop.run_until_complete(_batch(job.fn, args)) / calls
+
+
+def measure(loop: asyncio.AbstractEventLoop, jobs: dict[str, Job], plan: Plan) -> dict[str, Stats]:
+    """Time every job on the same operation, interleaved, and return their samples."""
+    gc.collect()
+    gc.disable()
+    try:
+        calls: dict[str, int] = {}
+        rounds: dict[str, int] = {}
+        for name, job in jobs.items():
+            # Two warm-up calls (they also fill lazy caches), then calibrate on the faster one.
+            once = min(_sample(loop, job, 1) for _ in range(2))
+            k = max(1, min(plan.max_calls, int(plan.target_ns // max(once, 1.0))))
+            calls[name] = k
+            per_sample = k * once
+            rounds[name] = max(plan.min_rounds, min(plan.rounds, int(plan.budget_ns // per_sample)))
+        stats = {name: Stats(calls=calls[name]) for name in jobs}
+        names = list(jobs)
+        for r in range(plan.rounds):
+            turn = names[r % len(names) :] + names[: r % len(names)]
+            for name in turn:
+                if r < rounds[name]:
+                    stats[name].samples.append(_sample(loop, jobs[name], calls[name]))
+        return stats
+    finally:
+        gc.enable()
+        gc.collect()
