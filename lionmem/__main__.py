@@ -1,4 +1,4 @@
-"""Command line: ``python -m lionmem COMMAND`` (``demo``; later issues add more)."""
+"""Command line: ``python -m lionmem COMMAND`` (``demo``, ``schema``; later issues add more)."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def check_node_tooling() -> None:
     locked = json.loads(PACKAGE_LOCK.read_text(encoding="utf-8"))["packages"]
     wrong = []
     for name in NODE_PINNED:
-        wanted = locked[f"node_modules/{name}"]["version"]
+        wanted = locked.get(f"node_modules/{name}", {}).get("version", "not locked")
         installed = ROOT / "node_modules" / name / "package.json"
         found = (
             json.loads(installed.read_text(encoding="utf-8"))["version"]
