@@ -16,15 +16,18 @@ Each is read in ``seq`` order, so the caller can stop after ``limit`` confirmed 
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
+from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._sqlite_codec import canonical
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["SearchPlan", "plan_search"]
+__all__ = ["MAX_TAGS", "SearchPlan", "plan_search"]
 
 _COLUMNS = "i.id, i.created_at, i.metadata, i.content, i.tags"
+
+MAX_TAGS = 10_000
+"""Most distinct tags one query may hold (one SQL parameter each); more raise UnsupportedMemoryQuery."""
 
 
 class SearchPlan(NamedTuple):
@@ -90,13 +93,14 @@ def _add_tags(plan: _Builder, tags: list[str]) -> bool:
     wanted = sorted({tag for tag in tags if _encodable(tag)})
     if not wanted:
         return False
+    if len(wanted) > MAX_TAGS:
+        raise UnsupportedMemoryQuery(["tags"])
     if len(wanted) > 1:
         # Evaluated once into a sorted list of seqs: unless something else drives, SQLite reads
         # the items by those seqs in order (cost grows with the tags' items, not with the table).
-        plan.require(
-            "i.seq IN (SELECT seq FROM item_tags WHERE tag IN (SELECT value FROM json_each(?)))",
-            json.dumps(wanted),
-        )
+        # One placeholder per tag: SQLite's JSON functions cut a string at NUL.
+        marks = ", ".join("?" * len(wanted))
+        plan.require(f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))", *wanted)
     elif plan.driven:
         plan.require("EXISTS (SELECT 1 FROM item_tags WHERE tag = ? AND seq = i.seq)", wanted[0])
     else:
