@@ -1,0 +1,109 @@
+"""The drift check: ``tools/generate.py --check`` passes on a clean tree and catches every drift.
+
+Each test runs the generator on its own temporary copy of the inputs it reads (``schema/``,
+``tools/``, ``generated/``, ``pyproject.toml`` and the npm lock and manifest; ``node_modules`` is
+linked, not copied), so the real tree is never touched. The script finds its root from its own
+path, so the copy is checked against itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.schema_support import REPO
+
+COPIED_DIRS = ("schema", "tools", "generated")
+COPIED_FILES = ("pyproject.toml", "package.json", "package-lock.json")
+UP_TO_DATE = "generated/ is up to date with schema/.\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """Return a fresh copy of the generator's inputs and committed output."""
+    for name in COPIED_DIRS:
+        shutil.copytree(
+            REPO / name,
+            tmp_path / name,
+            ignore=shutil.ignore_patterns("__pycache__", "node_modules", "bench-results"),
+        )
+    for name in COPIED_FILES:
+        shutil.copy2(REPO / name, tmp_path / name)
+    (tmp_path / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+    return tmp_path
+
+
+def generate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the copy's tools/generate.py with this environment's python (the pinned tools)."""
+    return subprocess.run(
+        [sys.executable, str(tree / "tools" / "generate.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tree,
+    )
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not in {path} exactly once"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_check_passes_on_a_clean_copy(tree: Path) -> None:
+    """On an unchanged copy of the repository, --check exits 0 and says it is up to date."""
+    result = generate(tree, "--check")
+    assert (result.returncode, result.stdout) == (0, UP_TO_DATE), result.stderr
+
+
+def test_check_fails_after_a_schema_description_edit(tree: Path) -> None:
+    """Editing a schema description without regenerating fails with a diff naming the module."""
+    _edit(tree / "schema" / "element.json", "Identity of the element:", "Identity (edited):")
+    result = generate(tree, "--check")
+    assert result.returncode == 1, result.stderr
+    assert "+++ generated/lionmem_models/element.py (from schema/)" in result.stdout
+    assert '+        description="Identity (edited): a UUID' in result.stdout
+
+
+def test_check_fails_after_a_hand_edit_under_generated(tree: Path) -> None:
+    """A hand edit of a generated module fails with a diff that removes the edit again."""
+    module = tree / "generated" / "lionmem_models" / "memory_query.py"
+    module.write_text(module.read_text(encoding="utf-8") + "# hand edit\n", encoding="utf-8")
+    result = generate(tree, "--check")
+    assert (result.returncode, "-# hand edit\n" in result.stdout) == (1, True), result.stderr
+    assert "--- generated/lionmem_models/memory_query.py (committed)" in result.stdout
+
+
+def test_check_fails_on_a_stale_extra_file(tree: Path) -> None:
+    """A file under generated/ that no schema produces fails the check and is named."""
+    (tree / "generated" / "lionmem_models" / "old_model.py").write_text("x = 1\n", encoding="utf-8")
+    result = generate(tree, "--check")
+    assert result.returncode == 1, result.stderr
+    assert (
+        "stale file, not produced from schema/: generated/lionmem_models/old_model.py"
+        in result.stdout
+    )
+
+
+def test_check_fails_on_a_missing_file(tree: Path) -> None:
+    """A generated module deleted by hand fails the check and is named."""
+    (tree / "generated" / "lionmem_models" / "memory_item.py").unlink()
+    result = generate(tree, "--check")
+    assert result.returncode == 1, result.stderr
+    assert "missing file: generated/lionmem_models/memory_item.py" in result.stdout
+
+
+def test_regenerating_repairs_every_drift(tree: Path) -> None:
+    """Plain regeneration takes the schema edit, removes stale files, and --check then passes."""
+    _edit(tree / "schema" / "element.json", "Identity of the element:", "Identity (edited):")
+    stale = tree / "generated" / "lionmem_models" / "old_model.py"
+    stale.write_text("x = 1\n", encoding="utf-8")
+    regenerated = generate(tree)
+    checked = generate(tree, "--check")
+    element = (tree / "generated" / "lionmem_models" / "element.py").read_text(encoding="utf-8")
+    assert (regenerated.returncode, checked.returncode, checked.stdout) == (0, 0, UP_TO_DATE)
+    assert (stale.exists(), "Identity (edited): a UUID" in element) == (False, True)
