@@ -1,10 +1,11 @@
-"""Command line: ``python -m lionmem COMMAND`` (``demo``, ``schema``; later issues add more)."""
+"""Command line: ``python -m lionmem COMMAND`` (``demo``, ``schema``, ``conformance``; later issues add more)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
 
+from lionmem._cli_conformance import add_conformance_command
 from lionmem._cli_schema import add_schema_command
 
 
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="build items and queries and show what lionmem does")
     demo.set_defaults(handler=_demo)
     add_schema_command(commands)
+    add_conformance_command(commands)
     return parser
 
 

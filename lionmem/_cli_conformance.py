@@ -1,0 +1,120 @@
+"""``python -m lionmem conformance MODULE:FACTORY [--json FILE]``: the conformance suite from a shell.
+
+``MODULE:FACTORY`` names something importable that gives a ``MemoryAdapterHarness``: a callable
+(class or function, sync or async) called with no arguments, or a harness object itself. The
+suite runs, the report is printed as a table, and with ``--json`` also written as JSON. Exit
+status: 0 when no case failed, 1 when one did, 2 when the harness could not be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_conformance_command", "load_harness"]
+
+
+# ``commands`` is argparse's subparsers action, whose class argparse keeps private.
+def add_conformance_command(commands: Any) -> None:
+    """Add the ``conformance`` subcommand to ``commands`` (the result of ``add_subparsers``)."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "conformance",
+        help="run the ADR-0093 adapter conformance suite against a harness",
+        description=(
+            "Run lionmem's adapter conformance suite against the harness that MODULE:FACTORY "
+            "gives, print the report and exit 1 when a case failed."
+        ),
+    )
+    parser.add_argument(
+        "target",
+        metavar="MODULE:FACTORY",
+        help="e.g. lionmem.conformance.fake:FakeHarness (called with no arguments)",
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE"
+    )
+    parser.add_argument("--seed", type=int, help="seed of the randomised cases")
+    parser.add_argument(
+        "--examples", type=int, help="random examples of the reference-search profile"
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        dest="cases",
+        metavar="NAME",
+        help="run only this case (repeatable); default: every case",
+    )
+    parser.set_defaults(handler=_run)
+
+
+def _resolve(target: str) -> Any:
+    module_name, separator, attribute = target.partition(":")
+    if not separator or not module_name or not attribute:
+        msg = f"expected MODULE:FACTORY, got {target!r}"
+        raise LookupError(msg)
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        msg = f"cannot import {module_name!r}: {error}"
+        raise LookupError(msg) from error
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            msg = f"{module_name!r} has no attribute {attribute!r}"
+            raise LookupError(msg) from None
+    return found
+
+
+async def load_harness(target: str) -> Any:
+    """Return the harness that ``MODULE:FACTORY`` gives (calling and awaiting as needed)."""
+    from lionmem.conformance import MemoryAdapterHarness
+
+    found = _resolve(target)
+    if isinstance(found, MemoryAdapterHarness) and not isinstance(found, type):
+        return found
+    if not callable(found):
+        msg = f"{target} is neither a harness nor a callable that returns one"
+        raise LookupError(msg)
+    harness = found()
+    if inspect.isawaitable(harness):
+        harness = await harness
+    if not isinstance(harness, MemoryAdapterHarness):
+        msg = f"{target}() returned a {type(harness).__name__}, not a MemoryAdapterHarness"
+        raise LookupError(msg)
+    return harness
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from lionmem.conformance import DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
+
+    try:
+        for name in args.cases or ():
+            case_named(name)
+        harness = await load_harness(args.target)
+    except LookupError as error:
+        print(f"python -m lionmem conformance: {error.args[0]}", file=sys.stderr)
+        return 2
+    report = await run(
+        harness,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        examples=REFERENCE_EXAMPLES if args.examples is None else args.examples,
+        cases=args.cases,
+    )
+    print(report.format_table())
+    if args.json is not None:
+        args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.json}")
+    return 0 if report.ok else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    # The current directory first, as `python -m` has it, so that local test harnesses import.
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    return asyncio.run(_main(args))

@@ -1,0 +1,806 @@
+"""The conformance matrix of ADR-0093 D2, one case per observation.
+
+Each case gets a freshly reset harness and a store, checks one observation, and either returns
+(passed, optionally with detail), raises ``CaseFailed`` with a message naming the broken claim,
+or raises ``CaseNotApplicable`` when the manifest (or the harness) does not claim what it checks.
+A case never passes silently for lack of a precondition.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from uuid import UUID, uuid4
+
+from pydantic import ValidationError
+
+from lionmem.conformance._context import Case, CaseContext, CaseFailed, CaseNotApplicable
+from lionmem.conformance._harness import CorruptsResponses, PlantsForeignRecords, RejectsWrites
+from lionmem.conformance._reference import reference_search_profile
+from lionmem.conformance._values import same_value, short
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
+from lionmem.protocol import ExternalMemoryStore, MemoryStore
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+__all__ = ["CASES", "case_named"]
+
+_REGISTRY: list[Case] = []
+
+Check = Callable[[CaseContext], Awaitable[str | None]]
+
+# Rows of the ADR-0093 D2 matrix (their own words), plus D4's malformed payload and lionmem's profile.
+STRUCTURAL = "Structural surface"
+STORE_ID = "Store identifier"
+DIRECT = "Direct retrieval"
+UNKNOWN = "Unknown id"
+WRONG_KIND = "Wrong native kind"
+DROPPED = "Dropped write field"
+TYPED = "Typed search"
+LIMIT = "Limit"
+EMPTY = "Empty query"
+UNSUPPORTED = "Unsupported filter"
+SUPPORTED = "Supported filter"
+TAGS = "Tag projection"
+METADATA = "Metadata projection"
+CONSISTENCY = "Consistency"
+OUTAGE = "Transport outage"
+REJECTED = "Rejected write"
+MALFORMED = "Malformed response (D4)"
+REFERENCE = "Reference search (lionmem profile)"
+
+UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
+FIXED_CREATED_AT = 1_000_000_000.123456
+"""2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
+NESTED_METADATA = {
+    "source": "conformance",
+    "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},
+    "zero": 0,
+    "flag": False,
+    "none": None,
+}
+CONTENT_SHAPES: tuple[object, ...] = (
+    {"k": [1, 2.5, None, True, "ǅ"], "n": {"deep": "x"}},
+    [1, "two", {"three": None}],
+    0,
+    -7,
+    2.5,
+    True,
+    False,
+    None,
+    "",
+)
+
+
+def case(name: str, row: str, summary: str) -> Callable[[Check], Check]:
+    """Register ``check`` as the case ``name`` of matrix row ``row``."""
+
+    def register(check: Check) -> Check:
+        _REGISTRY.append(Case(name=name, row=row, summary=summary, check=check))
+        return check
+
+    return register
+
+
+def case_named(name: str) -> Case:
+    """Return the case called ``name``; ``KeyError`` listing the known names otherwise."""
+    for known in CASES:
+        if known.name == name:
+            return known
+    msg = f"no conformance case named {name!r}; known: {', '.join(c.name for c in CASES)}"
+    raise KeyError(msg)
+
+
+def _fail(message: str) -> CaseFailed:
+    return CaseFailed(message)
+
+
+# --- Structural surface ---------------------------------------------------------------------
+
+
+@case(
+    "protocols",
+    STRUCTURAL,
+    "The store satisfies MemoryStore and ExternalMemoryStore with async methods.",
+)
+async def _protocols(ctx: CaseContext) -> str | None:
+    store = ctx.store
+    if not isinstance(store, MemoryStore):
+        msg = f"{type(store).__name__} does not satisfy MemoryStore (store, retrieve, search)"
+        raise _fail(msg)
+    if not isinstance(store, ExternalMemoryStore):
+        msg = f"{type(store).__name__} does not satisfy ExternalMemoryStore (no manifest property)"
+        raise _fail(msg)
+    for method in ("store", "retrieve", "search"):
+        if not inspect.iscoroutinefunction(getattr(store, method)):
+            msg = f"{type(store).__name__}.{method} is not a coroutine function (ADR-0092 D2: async methods)"
+            raise _fail(msg)
+    return None
+
+
+@case(
+    "manifest_valid_and_stable",
+    STRUCTURAL,
+    "The manifest validates and stays the same while the store is used.",
+)
+async def _manifest_valid_and_stable(ctx: CaseContext) -> str | None:
+    manifest = ctx.manifest
+    try:
+        MemoryAdapterManifest.model_validate(manifest.model_dump())
+    except ValidationError as exc:
+        msg = f"the manifest does not validate (built with model_construct?): {exc}"
+        raise _fail(msg) from exc
+    item = ctx.item(tags=["stable"])
+    await ctx.store_items(item)
+    await ctx.retrieve(item.id)
+    await ctx.search(MemoryQuery())
+    again = ctx.store.manifest
+    if again != manifest:
+        msg = (
+            "store.manifest changed while the store was used; ADR-0093 D1: the manifest is "
+            f"stable for the adapter instance's lifetime (first {manifest!r}, then {again!r})"
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Store identifier -----------------------------------------------------------------------
+
+
+@case(
+    "store_returns_item_id",
+    STORE_ID,
+    "store(item) returns item.id as a UUID, for any UUID version.",
+)
+async def _store_returns_item_id(ctx: CaseContext) -> str | None:
+    for item in (ctx.item(), ctx.item(id=UUID("12345678-1234-1234-9234-567812345678"))):
+        returned = await ctx.store_item(item)
+        if not isinstance(returned, UUID) or returned != item.id:
+            msg = (
+                f"store() returned {short(returned)} ({type(returned).__name__}) for an item "
+                f"with id {item.id}; ADR-0093 D2: a successful store returns item.id as a UUID"
+            )
+            raise _fail(msg)
+    return None
+
+
+# --- Direct retrieval -----------------------------------------------------------------------
+
+
+@case(
+    "retrieve_anchors",
+    DIRECT,
+    "A stored id is retrievable at once, with id, content and tags exact.",
+)
+async def _retrieve_anchors(ctx: CaseContext) -> str | None:
+    item = ctx.item(content=UNICODE_TEXT, tags=["alpha", "Beta", "ǅ"])
+    await ctx.store_item(item)
+    # No make_search_index_visible(): direct retrieval never waits for the search index.
+    got = await ctx.retrieve_stored(item)
+    for name in ("id", "content", "tags"):
+        if not same_value(getattr(got, name), getattr(item, name)):
+            msg = (
+                f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
+                f"retrieve() returned {name}={short(getattr(got, name))} for stored "
+                f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
+            )
+            raise _fail(msg)
+    return None
+
+
+@case(
+    "retrieve_structured_content",
+    DIRECT,
+    "Non-text content (objects, arrays, numbers, booleans, null) round-trips exactly or the write is refused.",
+)
+async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
+    accepted = 0
+    for content in CONTENT_SHAPES:
+        item = ctx.item(content=content)
+        try:
+            await ctx.store.store(item)
+        except MemoryAdapterError:
+            continue  # D3: a value the adapter cannot represent is refused before transport.
+        except Exception as exc:
+            msg = f"store() of content {short(content)} raised {type(exc).__name__}: {exc}"
+            raise _fail(msg) from exc
+        accepted += 1
+        got = await ctx.retrieve_stored(item)
+        if not same_value(got.content, content):
+            msg = (
+                f"store() accepted content {short(content)} but retrieve() returned "
+                f"{short(got.content)} ({type(got.content).__name__}); ADR-0093 D3: content is an "
+                "anchor, so a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
+            )
+            raise _fail(msg)
+    return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
+
+
+@case("retrieve_created_at", DIRECT, "A native created_at comes back as the exact float stored.")
+async def _retrieve_created_at(ctx: CaseContext) -> str | None:
+    if "created_at" not in ctx.manifest.native_item_fields:
+        msg = "the manifest lists created_at in dropped_item_fields"
+        raise CaseNotApplicable(msg)
+    if ctx.manifest.retrieve_fidelity == "lossy":
+        msg = "retrieve_fidelity='lossy' permits a normalised created_at (no_silent_field_loss still checks it is kept)"
+        raise CaseNotApplicable(msg)
+    item = ctx.item(created_at=FIXED_CREATED_AT)
+    await ctx.store_item(item)
+    got = await ctx.retrieve_stored(item)
+    if not same_value(got.created_at, FIXED_CREATED_AT):
+        msg = (
+            f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
+            f"retrieve() returned created_at={got.created_at!r} for stored {FIXED_CREATED_AT!r}"
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Unknown id -----------------------------------------------------------------------------
+
+
+@case(
+    "unknown_id_returns_none",
+    UNKNOWN,
+    "retrieve() of an id never stored returns None, not a search hit.",
+)
+async def _unknown_id_returns_none(ctx: CaseContext) -> str | None:
+    unknown = uuid4()
+    # A store whose text mentions the unknown id lures an adapter that "retrieves" by ranked recall.
+    await ctx.store_items(ctx.item(content=f"a note that mentions {unknown}"), ctx.item())
+    got = await ctx.retrieve(unknown)
+    if got is not None:
+        msg = (
+            f"retrieve() of an id that was never stored returned a MemoryItem (id {got.id}); "
+            "ADR-0093 D3: retrieve is identity lookup, an unknown id returns None, never a search result"
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Wrong native kind ----------------------------------------------------------------------
+
+
+@case(
+    "foreign_record_returns_none",
+    WRONG_KIND,
+    "retrieve() of a non-memory record's identity returns None.",
+)
+async def _foreign_record_returns_none(ctx: CaseContext) -> str | None:
+    harness = ctx.harness
+    if not isinstance(harness, PlantsForeignRecords):
+        msg = "the harness cannot plant a non-memory record (it has no make_foreign_record)"
+        raise CaseNotApplicable(msg)
+    foreign = await harness.make_foreign_record()
+    got = await ctx.retrieve(foreign)
+    if got is not None:
+        msg = (
+            f"retrieve() of a non-memory record's identity returned a MemoryItem "
+            f"(content {short(got.content)}); ADR-0093 D3: a record of another kind returns None, "
+            "it is never coerced"
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Dropped write field --------------------------------------------------------------------
+
+
+@case(
+    "no_silent_field_loss",
+    DROPPED,
+    "Every field not listed as dropped survives store and retrieve.",
+)
+async def _no_silent_field_loss(ctx: CaseContext) -> str | None:
+    item = ctx.item(
+        content=UNICODE_TEXT,
+        tags=["kept"],
+        metadata={"origin": "conformance"},
+        created_at=FIXED_CREATED_AT,
+    )
+    await ctx.store_item(item)
+    got = await ctx.retrieve_stored(item)
+    native = ctx.manifest.native_item_fields
+    lost: list[str] = []
+    if "created_at" in native and abs(got.created_at - FIXED_CREATED_AT) > 86_400:
+        lost.append(f"created_at (stored {FIXED_CREATED_AT!r}, got {got.created_at!r})")
+    if "metadata" in native and not got.metadata:
+        lost.append(f"metadata (stored {item.metadata!r}, got {got.metadata!r})")
+    if not got.tags:
+        lost.append(f"tags (stored {item.tags!r}, got [])")
+    if got.content is None:
+        lost.append(f"content (stored {short(item.content)}, got None)")
+    if lost:
+        msg = (
+            f"manifest claims {ctx.claim('native_item_fields')} and "
+            f"{ctx.claim('dropped_item_fields')}, but store/retrieve silently dropped "
+            + "; ".join(lost)
+            + ". ADR-0093 D3: an unrepresentable field is refused or listed as dropped"
+        )
+        raise _fail(msg)
+    return None
+
+
+@case(
+    "dropped_fields_accepted",
+    DROPPED,
+    "A field listed as dropped is accepted on write (dropped, not refused).",
+)
+async def _dropped_fields_accepted(ctx: CaseContext) -> str | None:
+    dropped = ctx.manifest.dropped_item_fields
+    if not dropped:
+        msg = "the manifest lists no dropped_item_fields"
+        raise CaseNotApplicable(msg)
+    values = {"created_at": FIXED_CREATED_AT, "metadata": {"origin": "conformance"}}
+    item = ctx.item(**{name: values[name] for name in sorted(dropped)})
+    try:
+        await ctx.store.store(item)
+    except Exception as exc:
+        msg = (
+            f"manifest claims {ctx.claim('dropped_item_fields')} (stored without them), but "
+            f"store() of an item carrying them raised {type(exc).__name__}: {exc}"
+        )
+        raise _fail(msg) from exc
+    await ctx.retrieve_stored(item)
+    return None
+
+
+# --- Typed search ---------------------------------------------------------------------------
+
+
+@case(
+    "search_returns_memory_items",
+    TYPED,
+    "Every search returns a list whose hits are all valid MemoryItems.",
+)
+async def _search_returns_memory_items(ctx: CaseContext) -> str | None:
+    items = [ctx.item(content=f"{word} entry", tags=[f"t-{word}"]) for word in ("alpha", "beta")]
+    await ctx.store_items(*items)
+    for query in (MemoryQuery(), MemoryQuery(text="alpha"), MemoryQuery(tags=["t-beta"])):
+        for hit in await ctx.search(query):
+            try:
+                MemoryItem.model_validate(hit.model_dump())
+            except (ValidationError, ValueError, TypeError) as exc:
+                msg = f"search() returned a MemoryItem that does not validate: {exc}"
+                raise _fail(msg) from exc
+    return None
+
+
+# --- Limit ----------------------------------------------------------------------------------
+
+
+@case(
+    "limit_positive",
+    LIMIT,
+    "A positive limit N returns at most N hits (and at least one when items exist).",
+)
+async def _limit_positive(ctx: CaseContext) -> str | None:
+    await ctx.store_items(*(ctx.item() for _ in range(5)))
+    for limit in (1, 2, 3):
+        hits = await ctx.search(MemoryQuery(limit=limit))
+        if not 1 <= len(hits) <= limit:
+            msg = (
+                f"search(limit={limit}) over 5 stored items returned {len(hits)} hits; "
+                "ADR-0093 D2: a positive limit N returns at most N, and the first page is not empty"
+            )
+            raise _fail(msg)
+    return None
+
+
+@case("limit_zero_without_io", LIMIT, "limit=0 returns [] without touching the transport.")
+async def _limit_zero_without_io(ctx: CaseContext) -> str | None:
+    await ctx.store_items(ctx.item())
+    hits = await ctx.search(MemoryQuery(limit=0))
+    if hits:
+        msg = f"search(limit=0) returned {len(hits)} hits; ADR-0093 D3: limit=0 returns []"
+        raise _fail(msg)
+    await ctx.harness.make_transport_unavailable()
+    try:
+        hits = await ctx.store.search(MemoryQuery(limit=0))
+    except MemoryAdapterUnavailable as exc:
+        msg = (
+            "search(limit=0) reached the transport (with the transport down it raised "
+            "MemoryAdapterUnavailable); ADR-0093 D3: limit=0 returns [] without transport"
+        )
+        raise _fail(msg) from exc
+    if hits != []:
+        msg = f"search(limit=0) returned {short(hits)} with the transport down, not []"
+        raise _fail(msg)
+    return None
+
+
+async def _expect_rejection(
+    ctx: CaseContext, query: MemoryQuery, expected: tuple[str, ...], claim: str
+) -> None:
+    try:
+        result = await ctx.store.search(query)
+    except UnsupportedMemoryQuery as exc:
+        if exc.rejected_keys != expected:
+            msg = (
+                f"{claim}; UnsupportedMemoryQuery named {list(exc.rejected_keys)} where every "
+                f"rejected key, sorted, is {list(expected)}"
+            )
+            raise _fail(msg) from exc
+        wanted = "unsupported memory query keys: " + ", ".join(expected)
+        if str(exc) != wanted:
+            msg = f"{claim}; the error message is {str(exc)!r}, not {wanted!r}"
+            raise _fail(msg) from exc
+        return
+    except Exception as exc:
+        msg = f"{claim}, but search() raised {type(exc).__name__}: {exc}"
+        raise _fail(msg) from exc
+    msg = (
+        f"{claim}, but search() returned {len(result) if isinstance(result, list) else short(result)}"
+        f"{' hits' if isinstance(result, list) else ''} instead of raising UnsupportedMemoryQuery"
+    )
+    raise _fail(msg)
+
+
+@case(
+    "limit_negative_rejected",
+    LIMIT,
+    "A negative limit raises UnsupportedMemoryQuery naming 'limit', before any I/O.",
+)
+async def _limit_negative_rejected(ctx: CaseContext) -> str | None:
+    await ctx.store_items(*(ctx.item() for _ in range(3)))
+    claim = "ADR-0093 D3: a negative limit raises UnsupportedMemoryQuery naming 'limit'"
+    await _expect_rejection(ctx, MemoryQuery(limit=-1), ("limit",), claim)
+    await ctx.harness.make_transport_unavailable()
+    await _expect_rejection(ctx, MemoryQuery(limit=-2), ("limit",), claim + " before any I/O")
+    return None
+
+
+# --- Empty query ----------------------------------------------------------------------------
+
+
+@case(
+    "empty_query_first_page",
+    EMPTY,
+    "An empty query returns the stored items (the first page), not a magic search.",
+)
+async def _empty_query_first_page(ctx: CaseContext) -> str | None:
+    items = [ctx.item(content=word) for word in ("one", "two", "three")]
+    await ctx.store_items(*items)
+    stored = {item.id for item in items}
+    for query in (MemoryQuery(), MemoryQuery(text="", tags=[], filters={})):
+        got = set(await ctx.search_ids(query))
+        if got != stored:
+            msg = (
+                f"search({'' if query == MemoryQuery() else 'text=, tags=[], filters={}'}) over "
+                f"3 stored items returned {len(got & stored)} of them (and {len(got - stored)} "
+                "others); ADR-0093 D3: an empty query returns the backend's first page up to the "
+                "limit, it is not translated into a magic search string"
+            )
+            raise _fail(msg)
+    return None
+
+
+# --- Unsupported filter ---------------------------------------------------------------------
+
+
+def _unsupported_keys(manifest: MemoryAdapterManifest) -> tuple[str, str]:
+    candidates = [f"lionmem-conformance-unsupported-{suffix}" for suffix in "zyxwvu"]
+    free = [key for key in candidates if not manifest.supports_filter(key)]
+    return free[0], free[1]
+
+
+@case(
+    "unsupported_filter_rejected",
+    UNSUPPORTED,
+    "Unsupported filter keys raise UnsupportedMemoryQuery naming all of them, sorted, before any I/O.",
+)
+async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
+    manifest = ctx.manifest
+    if manifest.supports_any_filter_key:
+        msg = "the manifest accepts every filter key (supports_any_filter_key=True)"
+        raise CaseNotApplicable(msg)
+    first, second = _unsupported_keys(manifest)
+    filters: dict[str, object] = {first: "x", second: None}
+    if manifest.supported_filters:
+        filters[min(manifest.supported_filters)] = "x"  # a supported key beside them is not named
+    await ctx.store_items(ctx.item(metadata={first: "x"}))
+    claim = f"manifest claims {ctx.claim('supported_filters')} (every other key is rejected)"
+    expected = tuple(sorted((first, second)))
+    await _expect_rejection(ctx, MemoryQuery(filters=filters), expected, claim)
+    both = tuple(sorted((*expected, "limit")))
+    await _expect_rejection(ctx, MemoryQuery(filters=filters, limit=-1), both, claim)
+    await ctx.harness.make_transport_unavailable()
+    await _expect_rejection(ctx, MemoryQuery(filters=filters), expected, claim + " before any I/O")
+    return None
+
+
+# --- Supported filter -----------------------------------------------------------------------
+
+
+@case(
+    "supported_filter_selects",
+    SUPPORTED,
+    "Each supported filter key selects exactly the items whose metadata matches.",
+)
+async def _supported_filter_selects(ctx: CaseContext) -> str | None:
+    manifest = ctx.manifest
+    if manifest.supports_any_filter_key:
+        keys = ["topic", "a.b $x"]
+    elif manifest.supported_filters:
+        keys = sorted(manifest.supported_filters)
+    else:
+        msg = "the manifest supports no filter key"
+        raise CaseNotApplicable(msg)
+    claim = ctx.claim(
+        "supports_any_filter_key" if manifest.supports_any_filter_key else "supported_filters"
+    )
+    for key in keys:
+        match = ctx.item(metadata={key: "match"})
+        other = ctx.item(metadata={key: "other"})
+        bare = ctx.item()
+        await ctx.store_items(match, other, bare)
+        got = await ctx.search_ids(MemoryQuery(filters={key: "match"}))
+        problems = [
+            *(["missed the item whose metadata matches"] if match.id not in got else []),
+            *(["returned an item whose value differs"] if other.id in got else []),
+            *(["returned an item without the key"] if bare.id in got else []),
+        ]
+        if problems:
+            msg = (
+                f"manifest claims filter key {key!r} is supported ({claim}), but "
+                f"search(filters={{{key!r}: 'match'}}) " + " and ".join(problems)
+            )
+            raise _fail(msg)
+    return f"keys checked: {', '.join(repr(key) for key in keys)}"
+
+
+# --- Tag projection -------------------------------------------------------------------------
+
+
+@case(
+    "search_hit_tags",
+    TAGS,
+    "Search hits carry the stored tags when the manifest says search_returns_tags.",
+)
+async def _search_hit_tags(ctx: CaseContext) -> str | None:
+    if not ctx.manifest.search_returns_tags:
+        msg = "the manifest declares search_returns_tags=False (hits may omit tags)"
+        raise CaseNotApplicable(msg)
+    item = ctx.item(tags=["alpha", "Beta", "ǅ"])
+    await ctx.store_items(item)
+    hit = await _find_hit(ctx, item)
+    if set(hit.tags) != set(item.tags):
+        msg = (
+            f"manifest claims {ctx.claim('search_returns_tags')}, but the search hit carried "
+            f"tags {hit.tags!r} for stored tags {item.tags!r}"
+        )
+        raise _fail(msg)
+    return None
+
+
+@case(
+    "tag_search_selects",
+    TAGS,
+    "A one-tag query returns the item carrying that tag and not an item without it.",
+)
+async def _tag_search_selects(ctx: CaseContext) -> str | None:
+    tagged = ctx.item(tags=["t-alpha"])
+    other = ctx.item(tags=["t-beta"])
+    await ctx.store_items(tagged, other)
+    got = await ctx.search_ids(MemoryQuery(tags=["t-alpha"]))
+    if tagged.id not in got or other.id in got:
+        msg = (
+            "search(tags=['t-alpha']) "
+            + ("missed the item tagged 't-alpha'" if tagged.id not in got else "")
+            + (" and " if tagged.id not in got and other.id in got else "")
+            + ("returned the item tagged only 't-beta'" if other.id in got else "")
+            + "; tags are a portable input axis of MemoryQuery (ADR-0093 D3)"
+        )
+        raise _fail(msg)
+    return None
+
+
+async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
+    hits = [hit for hit in await ctx.search(MemoryQuery()) if hit.id == item.id]
+    if not hits:
+        msg = (
+            "search() did not return a stored item after make_search_index_visible() "
+            f"({ctx.claim('search_consistency')})"
+        )
+        raise _fail(msg)
+    return hits[0]
+
+
+# --- Metadata projection --------------------------------------------------------------------
+
+
+@case(
+    "metadata_round_trip",
+    METADATA,
+    "With preserves_metadata, nested metadata comes back exactly on retrieve.",
+)
+async def _metadata_round_trip(ctx: CaseContext) -> str | None:
+    if not ctx.manifest.preserves_metadata:
+        msg = "the manifest declares preserves_metadata=False"
+        raise CaseNotApplicable(msg)
+    item = ctx.item(metadata=NESTED_METADATA)
+    await ctx.store_item(item)
+    got = await ctx.retrieve_stored(item)
+    if not same_value(got.metadata, NESTED_METADATA):
+        msg = (
+            f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned metadata "
+            f"{short(got.metadata)} for stored {short(NESTED_METADATA)}"
+        )
+        raise _fail(msg)
+    return None
+
+
+@case(
+    "search_hit_fidelity",
+    METADATA,
+    "With search_fidelity='full', a search hit equals the stored item in every field.",
+)
+async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
+    if ctx.manifest.search_fidelity != "full":
+        msg = f"the manifest declares {ctx.claim('search_fidelity')}"
+        raise CaseNotApplicable(msg)
+    item = ctx.item(
+        content={"text": UNICODE_TEXT},
+        tags=["alpha", "Beta", "alpha"],
+        metadata=NESTED_METADATA,
+        created_at=FIXED_CREATED_AT,
+    )
+    await ctx.store_items(item)
+    hit = await _find_hit(ctx, item)
+    for name in ("id", "created_at", "metadata", "content", "tags"):
+        if not same_value(getattr(hit, name), getattr(item, name)):
+            msg = (
+                f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
+                f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
+            )
+            raise _fail(msg)
+    return None
+
+
+# --- Consistency ----------------------------------------------------------------------------
+
+
+@case(
+    "search_visibility",
+    CONSISTENCY,
+    "An immediate adapter finds a write at once; every adapter finds it once the index is visible.",
+)
+async def _search_visibility(ctx: CaseContext) -> str | None:
+    item = ctx.item()
+    await ctx.store_item(item)
+    if ctx.manifest.search_consistency == "immediate" and item.id not in await ctx.search_ids(
+        MemoryQuery()
+    ):
+        msg = (
+            f"manifest claims {ctx.claim('search_consistency')}, but search() right after a "
+            "successful store() did not return the item (before make_search_index_visible())"
+        )
+        raise _fail(msg)
+    await ctx.harness.make_search_index_visible()
+    if item.id not in await ctx.search_ids(MemoryQuery()):
+        msg = (
+            f"manifest claims {ctx.claim('search_consistency')}, but search() did not return a "
+            "stored item even after make_search_index_visible()"
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Transport outage -----------------------------------------------------------------------
+
+
+@case(
+    "transport_outage",
+    OUTAGE,
+    "With the transport down, store, retrieve and search raise MemoryAdapterUnavailable.",
+)
+async def _transport_outage(ctx: CaseContext) -> str | None:
+    kept = ctx.item()
+    await ctx.store_items(kept)
+    await ctx.harness.make_transport_unavailable()
+    store = ctx.store
+    calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("store(item)", lambda: store.store(ctx.item())),
+        ("retrieve(stored id)", lambda: store.retrieve(kept.id)),
+        ("search(MemoryQuery())", lambda: store.search(MemoryQuery())),
+    ]
+    broken: list[str] = []
+    for label, call in calls:
+        try:
+            result = await call()
+        except MemoryAdapterUnavailable:
+            continue
+        except Exception as exc:
+            broken.append(f"{label} raised {type(exc).__name__}: {exc}")
+            continue
+        broken.append(f"{label} returned {short(result)}")
+    if broken:
+        msg = (
+            "ADR-0093 D4: with the transport down every explicit call raises "
+            "MemoryAdapterUnavailable (no None/[]/UUID fallback), but " + "; ".join(broken)
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Rejected write -------------------------------------------------------------------------
+
+
+@case(
+    "rejected_write_raises",
+    REJECTED,
+    "A write the service refuses raises MemoryAdapterError and returns no id.",
+)
+async def _rejected_write_raises(ctx: CaseContext) -> str | None:
+    harness = ctx.harness
+    if not isinstance(harness, RejectsWrites):
+        msg = "the harness cannot make the service refuse writes (it has no make_writes_rejected)"
+        raise CaseNotApplicable(msg)
+    await harness.make_writes_rejected()
+    try:
+        returned = await ctx.store.store(ctx.item())
+    except MemoryAdapterError:
+        return None
+    except Exception as exc:
+        msg = f"a refused write raised {type(exc).__name__}: {exc}, not MemoryAdapterError"
+        raise _fail(msg) from exc
+    msg = (
+        f"ADR-0093 D3: a rejected remote write raises MemoryAdapterError without returning a "
+        f"UUID, but store() returned {short(returned)}"
+    )
+    raise _fail(msg)
+
+
+# --- Malformed response ---------------------------------------------------------------------
+
+
+@case(
+    "malformed_response_raises",
+    MALFORMED,
+    "A malformed service payload raises MemoryAdapterError on every call.",
+)
+async def _malformed_response_raises(ctx: CaseContext) -> str | None:
+    harness = ctx.harness
+    if not isinstance(harness, CorruptsResponses):
+        msg = "the harness cannot corrupt service responses (it has no make_responses_malformed)"
+        raise CaseNotApplicable(msg)
+    kept = ctx.item()
+    await ctx.store_items(kept)
+    await harness.make_responses_malformed()
+    store = ctx.store
+    calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("store(item)", lambda: store.store(ctx.item())),
+        ("retrieve(stored id)", lambda: store.retrieve(kept.id)),
+        ("search(MemoryQuery())", lambda: store.search(MemoryQuery())),
+    ]
+    broken: list[str] = []
+    for label, call in calls:
+        try:
+            result = await call()
+        except MemoryAdapterError:
+            continue
+        except Exception as exc:
+            broken.append(f"{label} raised {type(exc).__name__}: {exc}")
+            continue
+        broken.append(f"{label} returned {short(result)}")
+    if broken:
+        msg = (
+            "ADR-0093 D4: a malformed service payload raises MemoryAdapterError (native error "
+            "chained), but " + "; ".join(broken)
+        )
+        raise _fail(msg)
+    return None
+
+
+# --- Reference search profile ---------------------------------------------------------------
+
+case(
+    "reference_search_profile",
+    REFERENCE,
+    "With search_semantics='reference', random stores and queries give InMemoryStore's ids in its order.",
+)(reference_search_profile)
+
+
+CASES: tuple[Case, ...] = tuple(_REGISTRY)
+"""Every case, in matrix order."""

@@ -1,0 +1,160 @@
+"""What a case sees while it runs: the harness, a fresh store, its manifest and checked calls."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from lionmem.conformance._values import short
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_item import MemoryItem
+
+if TYPE_CHECKING:
+    from lionmem.conformance._harness import MemoryAdapterHarness
+    from lionmem.protocol import ExternalMemoryStore
+    from lionmem_models.memory_query import MemoryQuery
+
+__all__ = ["Case", "CaseContext", "CaseFailed", "CaseNotApplicable"]
+
+
+class CaseFailed(Exception):
+    """The adapter broke the case's observation; the message says which claim and how."""
+
+
+class CaseNotApplicable(Exception):
+    """The manifest (or the harness) does not claim what the case checks; the message says why."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One observation of the conformance matrix."""
+
+    name: str
+    """Stable identifier, used in reports, pytest ids and ``run(cases=...)``."""
+    row: str
+    """The ADR-0093 D2 matrix row, or the lionmem profile, the case belongs to."""
+    summary: str
+    """One sentence: what must be observed."""
+    check: Callable[[CaseContext], Awaitable[str | None]] = field(repr=False, compare=False)
+    """Raises CaseFailed or CaseNotApplicable; returns optional detail on a pass."""
+
+
+def _claim_value(value: Any) -> str:
+    if isinstance(value, frozenset):
+        return repr(sorted(value))
+    return repr(value)
+
+
+class CaseContext:
+    """A case's view of one adapter: checked calls that turn surprises into readable failures."""
+
+    def __init__(  # noqa: PLR0913 - built in one place (the runner) from six independent values
+        self,
+        case: Case,
+        harness: MemoryAdapterHarness,
+        store: ExternalMemoryStore,
+        manifest: MemoryAdapterManifest,
+        *,
+        seed: int,
+        examples: int,
+    ) -> None:
+        self.case = case
+        self.harness = harness
+        self.store = store
+        self.manifest = manifest
+        self.seed = seed
+        self.examples = examples
+        # Seeded per case (str seeds hash with SHA-512: the same sequence in every process).
+        self.rng = random.Random(f"{seed}:{case.name}")
+        self._counter = 0
+
+    def claim(self, name: str) -> str:
+        """Return ``name=<value>`` for a manifest field, as failure messages quote it."""
+        return f"{name}={_claim_value(getattr(self.manifest, name))}"
+
+    def item(self, **fields: Any) -> MemoryItem:
+        """Return a new item whose default content is unique within the case."""
+        self._counter += 1
+        fields.setdefault("content", f"conformance {self.case.name} item {self._counter}")
+        return MemoryItem(**fields)
+
+    async def new_store(self) -> ExternalMemoryStore:
+        """Return another store from the harness (the reference-search profile uses one per example)."""
+        store = await self.harness.make_store()
+        self.store = store
+        return store
+
+    async def store_item(self, item: MemoryItem) -> UUID:
+        """Store ``item``; any exception fails the case, naming the call."""
+        try:
+            return await self.store.store(item)
+        except Exception as exc:
+            msg = f"store() of an ordinary item raised {type(exc).__name__}: {exc}"
+            raise CaseFailed(msg) from exc
+
+    async def store_items(self, *items: MemoryItem) -> None:
+        """Store each item in order, then make the search index visible."""
+        for item in items:
+            await self.store_item(item)
+        await self.harness.make_search_index_visible()
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Retrieve by id; an exception or a result that is neither a MemoryItem nor None fails."""
+        try:
+            result = await self.store.retrieve(item_id)
+        except Exception as exc:
+            msg = f"retrieve() raised {type(exc).__name__}: {exc}"
+            raise CaseFailed(msg) from exc
+        if result is not None and not isinstance(result, MemoryItem):
+            msg = (
+                f"retrieve() returned a {type(result).__name__} ({short(result)}); "
+                "ADR-0093 D3: projection yields a MemoryItem, never a transport-native object"
+            )
+            raise CaseFailed(msg)
+        return result
+
+    async def retrieve_stored(self, item: MemoryItem) -> MemoryItem:
+        """Retrieve a stored item; ``None`` fails, quoting the retrieve-fidelity claim."""
+        result = await self.retrieve(item.id)
+        if result is None:
+            msg = (
+                f"manifest claims {self.claim('retrieve_fidelity')}, but retrieve() returned None "
+                "for an id whose store() succeeded; ADR-0093 D3: a successful store is directly "
+                "retrievable without waiting for the search index"
+            )
+            raise CaseFailed(msg)
+        return result
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Search; an exception, a non-list or a non-MemoryItem hit fails the case."""
+        try:
+            results: object = await self.store.search(query)
+        except Exception as exc:
+            msg = f"search({_query_text(query)}) raised {type(exc).__name__}: {exc}"
+            raise CaseFailed(msg) from exc
+        if not isinstance(results, list):
+            msg = (
+                f"search() returned a {type(results).__name__}, not a list; ADR-0092 D2: search "
+                "returns a concrete list of MemoryItem"
+            )
+            raise CaseFailed(msg)
+        for hit in results:
+            if not isinstance(hit, MemoryItem):
+                msg = (
+                    f"search() returned a {type(hit).__name__} hit ({short(hit)}); ADR-0093 D2 "
+                    "(typed search): every result is a MemoryItem, no native object escapes"
+                )
+                raise CaseFailed(msg)
+        return results
+
+    async def search_ids(self, query: MemoryQuery) -> list[UUID]:
+        """Search and return the hits' ids, in order."""
+        return [hit.id for hit in await self.search(query)]
+
+
+def _query_text(query: MemoryQuery) -> str:
+    fields = query.model_dump(exclude_defaults=True)
+    return ", ".join(f"{key}={short(value)}" for key, value in fields.items())

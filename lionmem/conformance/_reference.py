@@ -1,0 +1,167 @@
+"""The reference-search profile: an adapter claiming reference semantics must search like InMemoryStore.
+
+For ``examples`` random examples (seeded, so a failure repeats with the same seed), the profile
+stores random items in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
+replacements happen; mixed content types; unicode whose lowering is tricky; duplicate and empty
+tags; metadata with ``None``, ``1``, ``1.0`` and ``True``), makes the index visible, and compares
+the ids, in order, of random queries (text ``None``/``""``/substrings with changed case/absent
+needles, tags ``None``/``[]``/subsets, filters on accepted keys only, with ``None``, ``1``,
+``1.0``, ``True``, and non-negative limits). A write the adapter refuses with
+``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is left out of
+the reference too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from lionmem.conformance._context import CaseContext, CaseFailed, CaseNotApplicable
+from lionmem.conformance._values import short
+from lionmem.errors import MemoryAdapterError
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+if TYPE_CHECKING:
+    from lionmem.protocol import MemoryStore
+
+__all__ = ["QUERIES_PER_EXAMPLE", "random_items", "random_query", "reference_search_profile"]
+
+QUERIES_PER_EXAMPLE = 5
+ANY_KEY_POOL = ("topic", "lang", "k", "", "a.b $x[0]", "ǅ")
+"""Filter keys used when the manifest accepts every key."""
+UNFILTERED_KEYS = ("other", "Ünïcode")
+"""Metadata keys that are never filtered on (they make metadata differ from the filters)."""
+TEXT_PIECES = (
+    "alpha", "Beta", "GAMMA", "straße", "STRASSE", "İstanbul", "\u0131i", "ΟΔΟΣ", "οδος", "ς", "Σ",
+    "ǅ", "ǆ", "Ǆ", "🦁", "naïve", " ", "1", "10", "none", "true",
+)  # fmt: skip
+TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ")
+VALUE_POOL: tuple[Any, ...] = (None, 1, 1.0, True, 0, False, "1", "x", "", [1, 2], {"k": 1})
+LIMITS = (0, 1, 2, 3, 5, 20, 1000)
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choice(TEXT_PIECES) for _ in range(rng.randint(1, 4)))
+
+
+def _content(rng: random.Random) -> Any:
+    shape = rng.randrange(9)
+    if shape <= 2:
+        return _text(rng)
+    if shape == 3:
+        return {"text": _text(rng), "n": rng.randint(-5, 20)}
+    if shape == 4:
+        return [rng.randint(0, 20), _text(rng)]
+    return rng.choice((rng.randint(-3, 21), rng.choice((0.5, 1.0, -2.25)), True, False, None))
+
+
+def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
+    """Return 0-10 random items whose ids repeat (so that later ones replace earlier ones)."""
+    count = rng.randint(0, 10)
+    ids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(max(1, count * 2 // 3))]
+    items = []
+    for _ in range(count):
+        metadata = {key: rng.choice(VALUE_POOL) for key in keys if rng.random() < 0.5}
+        items.append(
+            MemoryItem(
+                id=rng.choice(ids),
+                created_at=rng.uniform(0, 2e9),
+                content=_content(rng),
+                tags=[rng.choice(TAG_POOL) for _ in range(rng.randint(0, 3))],
+                metadata=metadata,
+            )
+        )
+    return items
+
+
+def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
+    roll = rng.random()
+    if roll < 0.25:
+        return None
+    if roll < 0.35:
+        return ""
+    if roll < 0.8 and items:
+        text = str(rng.choice(items).content) or " "
+        start = rng.randrange(len(text))
+        piece = text[start : start + rng.randint(1, 6)]
+        return rng.choice((piece, piece.upper(), piece.lower(), piece.swapcase(), piece.casefold()))
+    return rng.choice(TEXT_PIECES)
+
+
+def random_query(
+    rng: random.Random, items: list[MemoryItem], filter_keys: tuple[str, ...]
+) -> MemoryQuery:
+    """Return a random query with non-negative limit, filtering only on ``filter_keys``."""
+    tags: list[str] | None = None
+    roll = rng.random()
+    if roll < 0.2:
+        tags = []
+    elif roll < 0.55:
+        tags = [rng.choice(TAG_POOL) for _ in range(rng.randint(1, 2))]
+    filters: dict[str, Any] | None = None
+    roll = rng.random()
+    if filter_keys and roll < 0.45:
+        chosen = rng.sample(filter_keys, rng.randint(1, min(2, len(filter_keys))))
+        filters = {key: rng.choice(VALUE_POOL) for key in chosen}
+    elif roll < 0.55:
+        filters = {}
+    return MemoryQuery(
+        text=_needle(rng, items), tags=tags, filters=filters, limit=rng.choice(LIMITS)
+    )
+
+
+def _ids(ids: list[UUID]) -> str:
+    return "[" + ", ".join(str(item_id)[:8] for item_id in ids) + "]"
+
+
+async def reference_search_profile(ctx: CaseContext) -> str | None:
+    """Compare the adapter with InMemoryStore on ``ctx.examples`` random examples."""
+    from lionmem.stores.memory import InMemoryStore
+
+    manifest = ctx.manifest
+    if manifest.search_semantics != "reference":
+        msg = f"the manifest declares {ctx.claim('search_semantics')}"
+        raise CaseNotApplicable(msg)
+    if manifest.supports_any_filter_key:
+        filter_keys: tuple[str, ...] = ANY_KEY_POOL
+    else:
+        filter_keys = tuple(sorted(manifest.supported_filters))
+    metadata_keys = filter_keys + UNFILTERED_KEYS
+    rng = random.Random(ctx.seed)
+    accepted = refused = queries = 0
+    for example in range(ctx.examples):
+        await ctx.harness.reset()
+        store = await ctx.new_store()
+        reference: MemoryStore = InMemoryStore()
+        items = random_items(rng, metadata_keys)
+        for item in items:
+            try:
+                await store.store(item.model_copy(deep=True))
+            except MemoryAdapterError:
+                refused += 1
+                continue
+            await reference.store(item)
+            accepted += 1
+        await ctx.harness.make_search_index_visible()
+        for _ in range(QUERIES_PER_EXAMPLE):
+            query = random_query(rng, items, filter_keys)
+            queries += 1
+            expected = [hit.id for hit in await reference.search(query)]
+            got = await ctx.search_ids(query)
+            if got != expected:
+                msg = (
+                    f"manifest claims {ctx.claim('search_semantics')}, but with seed {ctx.seed}, "
+                    f"example {example} ({len(items)} writes), search({short(query.model_dump())}) "
+                    f"returned ids {_ids(got)} where InMemoryStore returns {_ids(expected)}; "
+                    f"repeat with run(harness, seed={ctx.seed}, cases=['reference_search_profile'])"
+                )
+                raise CaseFailed(msg)
+    if refused and not accepted:
+        msg = "the adapter refused every write of the reference-search profile"
+        raise CaseFailed(msg)
+    return (
+        f"{ctx.examples} examples, {queries} queries, {accepted} writes "
+        f"({refused} refused), seed {ctx.seed}"
+    )

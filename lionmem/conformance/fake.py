@@ -1,0 +1,442 @@
+"""A deterministic fake adapter, its fake service and its harness: a worked example, and a liar on demand.
+
+Read this module as the shape of a real adapter. ``FakeService`` stands in for a remote memory
+service: it speaks plain JSON-like records (``{"kind": "memory", "id": ..., "content": ...}``),
+raises its own "native" exceptions, and can be made to fail, refuse writes, answer with malformed
+payloads, hold records of another kind, or index writes late. ``FakeMemoryAdapter`` is the
+``ExternalMemoryStore`` over it: it validates what it can represent before any I/O, runs the query
+guard, maps the service's errors onto lionmem's stable errors (chaining the native one), and
+projects records into new ``MemoryItem`` objects, refusing payloads it cannot trust.
+``FakeHarness`` gives the conformance suite control over the service.
+
+``FakeBehaviour`` has switches. Each one makes the fake behave in a way that some manifest claim
+rules out. Five are honest differences an adapter may declare (``declared_manifest`` then tells
+the truth); the others are defects no manifest can declare. A fake whose manifest claims the
+opposite of a switch fails the suite with a message naming the claim; ``tests/test_conformance_lies.py``
+holds the switch x claim table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, cast
+from uuid import UUID, uuid4
+
+from pydantic import ValidationError
+
+from lionmem.conformance._values import same_value
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.guard import check_query
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+__all__ = [
+    "DECLARABLE",
+    "FAKE_ADAPTER",
+    "FakeBehaviour",
+    "FakeHarness",
+    "FakeMemoryAdapter",
+    "FakeService",
+    "FakeServiceRefused",
+    "FakeTransportError",
+    "declared_manifest",
+]
+
+FAKE_ADAPTER = "lionmem.conformance.fake"
+"""The ``adapter`` identifier in every manifest ``declared_manifest`` builds."""
+FAKE_FILTERS = frozenset({"lang", "topic"})
+"""The filter keys the fake declares when its service can filter (and any-key is not chosen)."""
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FakeBehaviour:
+    """Switches of the fake; all off is an honest, lossless, reference-exact adapter."""
+
+    # -- Differences a manifest can declare (declared_manifest tells the truth about them) --
+    eventual_search: bool = False
+    """Writes reach search only after ``make_search_index_visible``. Declared: search_consistency='eventual'."""
+    unsupported_filters: bool = False
+    """The service cannot filter; filters that reach it are ignored. Declared: supported_filters empty."""
+    dropped_fields: bool = False
+    """The service keeps no created_at and no metadata. Declared: both in dropped_item_fields."""
+    tagless_search_hits: bool = False
+    """Search hits come back without tags. Declared: search_returns_tags=False."""
+    reversed_search_order: bool = False
+    """Search returns newest first. Declared: search_semantics='backend-defined'."""
+    # -- Defects: no manifest can declare these; a fake with one of them is always lying --
+    misses: bool = False
+    """Identity lookup misses: retrieve() returns None for stored ids."""
+    malformed_responses: bool = False
+    """The adapter trusts malformed payloads: it salvages what it can instead of raising."""
+    transport_failure: bool = False
+    """The adapter masks transport failure: None, [] or the item's id instead of raising."""
+    no_query_guard: bool = False
+    """Queries go to the service unchecked: unknown keys ignored, negative limits sliced, limit 0 sent."""
+    coerces_foreign_records: bool = False
+    """retrieve() turns a record of another kind into a MemoryItem."""
+    acknowledges_rejected_writes: bool = False
+    """store() returns the id even when the service refused the write."""
+    native_search_hits: bool = False
+    """search() returns the service's raw records instead of MemoryItems."""
+    recall_for_unknown_ids: bool = False
+    """retrieve() of an unknown id answers with the best search hit (ranked recall)."""
+    magic_empty_query: bool = False
+    """An empty query is sent as the text '*' instead of as a first-page listing."""
+    returns_native_ids: bool = False
+    """store() returns the service's string id instead of the item's UUID."""
+
+    @classmethod
+    def switches(cls) -> tuple[str, ...]:
+        """Return every switch name, in declaration order."""
+        return tuple(entry.name for entry in fields(cls))
+
+    def on(self) -> tuple[str, ...]:
+        """Return the names of the switches that are on."""
+        return tuple(name for name in self.switches() if getattr(self, name))
+
+
+DECLARABLE = frozenset(
+    {
+        "eventual_search",
+        "unsupported_filters",
+        "dropped_fields",
+        "tagless_search_hits",
+        "reversed_search_order",
+    }
+)
+"""The switches an honest manifest can declare; every other switch is a defect."""
+
+
+def declared_manifest(
+    behaviour: FakeBehaviour = FakeBehaviour(), *, any_filter_key: bool = False
+) -> MemoryAdapterManifest:
+    """Return the manifest that tells the truth about ``behaviour``'s declarable switches.
+
+    Defects are not declarable, so for a behaviour with a defect this is the manifest of the
+    honest fake: a lie about that defect.
+    """
+    dropped = behaviour.dropped_fields
+    filters_work = not (behaviour.unsupported_filters or dropped)
+    return MemoryAdapterManifest(
+        adapter=FAKE_ADAPTER,
+        native_item_fields=frozenset(
+            {"id", "content", "tags"}
+            if dropped
+            else {"id", "created_at", "metadata", "content", "tags"}
+        ),
+        dropped_item_fields=frozenset({"created_at", "metadata"} if dropped else set()),
+        supported_filters=FAKE_FILTERS if filters_work and not any_filter_key else frozenset(),
+        supports_any_filter_key=filters_work and any_filter_key,
+        search_consistency="eventual" if behaviour.eventual_search else "immediate",
+        retrieve_fidelity="native_fields" if dropped else "full",
+        search_fidelity="native_fields" if dropped or behaviour.tagless_search_hits else "full",
+        search_returns_tags=not behaviour.tagless_search_hits,
+        preserves_metadata=not dropped,
+        search_semantics="backend-defined" if behaviour.reversed_search_order else "reference",
+    )
+
+
+class FakeTransportError(ConnectionError):
+    """The fake service's native "connection failed" error."""
+
+
+class FakeServiceRefused(Exception):
+    """The fake service's native "request refused" error (a well-formed 4xx, say)."""
+
+
+@dataclass
+class FakeService:
+    """An in-process stand-in for a remote memory service, holding JSON-like records.
+
+    Records are kept in first-write order; a write to an existing id replaces it in place. Search
+    reads an index: at once, or only after ``converge()`` when ``eventual_search`` is on. Every
+    call counts in ``calls``.
+    """
+
+    behaviour: FakeBehaviour = field(default_factory=FakeBehaviour)
+    records: dict[str, Record] = field(default_factory=dict)
+    index: dict[str, Record] = field(default_factory=dict)
+    available: bool = True
+    refusing_writes: bool = False
+    malformed: bool = False
+    calls: int = 0
+
+    def reset(self) -> None:
+        """Forget every record and fault."""
+        self.records.clear()
+        self.index.clear()
+        self.available = True
+        self.refusing_writes = False
+        self.malformed = False
+
+    def converge(self) -> None:
+        """Bring the search index up to date with every acknowledged write."""
+        self.index = dict(self.records)
+
+    def _enter(self) -> None:
+        self.calls += 1
+        if not self.available:
+            msg = "connection refused: fake service is down"
+            raise FakeTransportError(msg)
+
+    def write(self, record: Record) -> Record:
+        """Store a record and acknowledge it with its id."""
+        self._enter()
+        if self.refusing_writes:
+            msg = "403 write refused by fake service"
+            raise FakeServiceRefused(msg)
+        if self.malformed:
+            return {"status": "ok"}  # an acknowledgement without the identity
+        kept = json.loads(json.dumps(record))
+        if self.behaviour.dropped_fields:
+            kept.pop("created_at", None)
+            kept.pop("metadata", None)
+        self.records[kept["id"]] = kept
+        if not self.behaviour.eventual_search:
+            self.index[kept["id"]] = kept
+        return {"id": kept["id"]}
+
+    def read(self, native_id: str) -> Record | None:
+        """Return the record with this id (of any kind), or None."""
+        self._enter()
+        record = self.records.get(native_id)
+        if record is not None and self.malformed:
+            return {"kind": "memory", "id": native_id, "tags": "alpha,beta", "created_at": "soon"}
+        return json.loads(json.dumps(record)) if record is not None else None
+
+    def query(
+        self, text: str | None, tags: list[str] | None, filters: dict[str, Any] | None, limit: int
+    ) -> list[Record]:
+        """Return memory records matching all given predicates, in index order, cut at ``limit``."""
+        self._enter()
+        if self.malformed:
+            return [{"score": 0.93, "snippet": "..."}]
+        hits: list[Record] = []
+        for record in self.index.values():
+            if record.get("kind") != "memory":
+                continue
+            if text and text.lower() not in str(record["content"]).lower():
+                continue
+            if tags and set(tags).isdisjoint(record["tags"]):
+                continue
+            if filters and not self.behaviour.unsupported_filters:
+                metadata = record.get("metadata", {})
+                if not all(metadata.get(key) == value for key, value in filters.items()):
+                    continue
+            hit = json.loads(json.dumps(record))
+            if self.behaviour.tagless_search_hits:
+                del hit["tags"]
+            hits.append(hit)
+        if self.behaviour.reversed_search_order:
+            hits.reverse()
+        return hits[:limit]
+
+    def plant(self, record: Record) -> None:
+        """Add a record as-is (e.g. of another kind), visible to every operation."""
+        self.records[record["id"]] = record
+        self.index[record["id"]] = record
+
+
+def _wire(name: str, value: Any) -> Any:
+    """Return ``value`` as the service would hold it, or refuse it before any I/O (ADR-0093 D3)."""
+    try:
+        back = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        msg = f"the fake service cannot hold {name} of type {type(value).__name__}: {exc}"
+        raise MemoryAdapterError(msg) from exc
+    if not same_value(back, value):
+        msg = f"{name} of type {type(value).__name__} would not come back exactly from the fake service"
+        raise MemoryAdapterError(msg)
+    return back
+
+
+class FakeMemoryAdapter:
+    """An ``ExternalMemoryStore`` over ``FakeService``: the pattern a real adapter follows."""
+
+    def __init__(
+        self, service: FakeService, manifest: MemoryAdapterManifest, behaviour: FakeBehaviour
+    ) -> None:
+        self._service = service
+        self._manifest = manifest
+        self._behaviour = behaviour
+
+    @property
+    def manifest(self) -> MemoryAdapterManifest:
+        """The immutable claims of this adapter instance."""
+        return self._manifest
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write ``item``; refuse what cannot be represented before any I/O."""
+        if not isinstance(item, MemoryItem):
+            msg = f"store() takes a MemoryItem, got {type(item).__name__}"
+            raise TypeError(msg)
+        record: Record = {
+            "kind": "memory",
+            "id": str(item.id),
+            "created_at": item.created_at,
+            "metadata": _wire("metadata", item.metadata),
+            "content": _wire("content", item.content),
+            "tags": list(item.tags),
+        }
+        lie = self._behaviour
+        try:
+            ack = self._service.write(record)
+        except FakeTransportError as exc:
+            if lie.transport_failure:
+                return item.id
+            msg = "the fake service is unavailable"
+            raise MemoryAdapterUnavailable(msg) from exc
+        except FakeServiceRefused as exc:
+            if lie.acknowledges_rejected_writes:
+                return item.id
+            msg = f"the fake service refused the write: {exc}"
+            raise MemoryAdapterError(msg) from exc
+        if ack.get("id") != str(item.id) and not lie.malformed_responses:
+            msg = f"the fake service acknowledged the write without its identity: {ack!r}"
+            raise MemoryAdapterError(msg)
+        if lie.returns_native_ids:
+            return cast("UUID", record["id"])
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Look ``item_id`` up by identity; ``None`` when unknown or not a memory record."""
+        try:
+            key = item_id if isinstance(item_id, UUID) else UUID(str(item_id))
+        except ValueError:
+            return None
+        lie = self._behaviour
+        if lie.misses:
+            return None
+        try:
+            record = self._service.read(str(key))
+            if record is None and lie.recall_for_unknown_ids:
+                hits = self._service.query(str(key), None, None, 1) or self._service.query(
+                    None, None, None, 1
+                )
+                record = hits[0] if hits else None
+        except FakeTransportError as exc:
+            if lie.transport_failure:
+                return None
+            msg = "the fake service is unavailable"
+            raise MemoryAdapterUnavailable(msg) from exc
+        if record is None:
+            return None
+        is_memory = record.get("kind") == "memory"
+        if not is_memory and not lie.coerces_foreign_records:
+            return None
+        return self._project(record, tags_required=is_memory)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Search the service; rejected queries raise before any I/O, limit 0 needs none."""
+        lie = self._behaviour
+        if not lie.no_query_guard and not check_query(query, self._manifest):
+            return []
+        text = query.text
+        if lie.magic_empty_query and not (query.text or query.tags or query.filters):
+            text = "*"
+        try:
+            records = self._service.query(text, query.tags, query.filters, query.limit)
+        except FakeTransportError as exc:
+            if lie.transport_failure:
+                return []
+            msg = "the fake service is unavailable"
+            raise MemoryAdapterUnavailable(msg) from exc
+        if lie.native_search_hits:
+            return cast("list[MemoryItem]", records)
+        hits = [self._project(record, tags_required=False) for record in records]
+        return [hit for hit in hits if hit is not None]
+
+    def _project(self, record: Record, *, tags_required: bool) -> MemoryItem | None:
+        """Build a new MemoryItem from a record, or raise MemoryAdapterError when it is malformed."""
+        fields_: dict[str, Any] = {
+            "id": record.get("id"),
+            "content": record.get("content"),
+            "tags": record.get("tags", [] if not tags_required else None),
+        }
+        if "created_at" in record:
+            fields_["created_at"] = record["created_at"]
+        if "metadata" in record:
+            fields_["metadata"] = record["metadata"]
+        problem = None
+        if not {"id", "content"} <= record.keys():
+            problem = f"the record lacks {sorted({'id', 'content'} - record.keys())}"
+        elif "created_at" in record and not isinstance(record["created_at"], float | int):
+            problem = "created_at is not a number"
+        if problem is None:
+            try:
+                return MemoryItem.model_validate(fields_)
+            except ValidationError as exc:
+                if not self._behaviour.malformed_responses:
+                    msg = f"the fake service returned a malformed record: {exc}"
+                    raise MemoryAdapterError(msg) from exc
+        elif not self._behaviour.malformed_responses:
+            msg = f"the fake service returned a malformed record: {problem}"
+            raise MemoryAdapterError(msg)
+        return self._salvage(record)
+
+    @staticmethod
+    def _salvage(record: Record) -> MemoryItem | None:
+        # The malformed_responses defect: keep whatever validates, default the rest.
+        try:
+            return MemoryItem(id=record.get("id"), content=record.get("content"))
+        except (ValidationError, ValueError):
+            return None
+
+
+class FakeHarness:
+    """The conformance harness over one ``FakeService``; every adapter it makes shares it.
+
+    ``manifest`` defaults to ``declared_manifest(behaviour)``: pass another one to make the fake
+    lie. It implements the optional harness controls too (refused writes, malformed responses and
+    foreign records), so every case of the suite applies to it.
+    """
+
+    def __init__(
+        self,
+        behaviour: FakeBehaviour = FakeBehaviour(),
+        *,
+        manifest: MemoryAdapterManifest | None = None,
+        any_filter_key: bool = False,
+    ) -> None:
+        self.behaviour = behaviour
+        self.manifest = manifest or declared_manifest(behaviour, any_filter_key=any_filter_key)
+        self.service = FakeService(behaviour)
+        self.closed = False
+
+    async def make_store(self) -> FakeMemoryAdapter:
+        """Return a new adapter over the harness's service."""
+        return FakeMemoryAdapter(self.service, self.manifest, self.behaviour)
+
+    async def reset(self) -> None:
+        """Empty the service and clear every fault."""
+        self.service.reset()
+
+    async def make_search_index_visible(self) -> None:
+        """Let the search index catch up with every write."""
+        self.service.converge()
+
+    async def make_transport_unavailable(self) -> None:
+        """Make every service call fail with ``FakeTransportError`` until ``reset``."""
+        self.service.available = False
+
+    async def make_writes_rejected(self) -> None:
+        """Make the service refuse every write until ``reset``."""
+        self.service.refusing_writes = True
+
+    async def make_responses_malformed(self) -> None:
+        """Make the service answer with malformed payloads until ``reset``."""
+        self.service.malformed = True
+
+    async def make_foreign_record(self) -> UUID:
+        """Plant a record of another kind (a "note") and return its identity."""
+        identity = uuid4()
+        self.service.plant({"kind": "note", "id": str(identity), "content": "not a memory"})
+        return identity
+
+    async def close(self) -> None:
+        """Mark the harness closed (idempotent; the fake holds no resources)."""
+        self.closed = True

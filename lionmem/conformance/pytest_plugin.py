@@ -1,0 +1,123 @@
+"""pytest plugin: one fixture named ``memory_adapter_harness`` turns into the whole conformance suite.
+
+Installed with lionmem (entry point ``pytest11``), so an adapter's test module needs only::
+
+    import pytest
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return MyHarness()  # a lionmem.conformance.MemoryAdapterHarness
+
+Wherever a test module (or test class) defines that fixture, the plugin adds the class
+``TestMemoryAdapterConformance`` beside it with one test per case, ``test_conformance[<case>]``:
+a failed case fails with the reason, a case that does not apply is skipped with the reason. Each
+test resets the harness first and closes it afterwards, so give the fixture function scope (the
+default) or make ``close`` harmless to repeat. The fixture should be a plain (synchronous) fixture;
+the suite runs each case in its own event loop. Options: ``--lionmem-seed`` and
+``--lionmem-examples``. Without auto-loading (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pass
+``-p lionmem.conformance.pytest_plugin``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from lionmem.conformance._harness import MemoryAdapterHarness
+    from lionmem.conformance._report import CaseResult
+
+__all__ = ["FIXTURE", "SUITE_CLASS"]
+
+FIXTURE = "memory_adapter_harness"
+"""The fixture name that switches the suite on in a module or class."""
+SUITE_CLASS = "TestMemoryAdapterConformance"
+"""The name of the test class the plugin adds beside the fixture."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the suite's options (seed and example count of the randomised cases)."""
+    group = parser.getgroup("lionmem-conformance", "lionmem adapter conformance suite")
+    group.addoption(
+        "--lionmem-seed",
+        type=int,
+        default=None,
+        help="seed of the randomised conformance cases (default: lionmem's fixed seed)",
+    )
+    group.addoption(
+        "--lionmem-examples",
+        type=int,
+        default=None,
+        help="random examples of the reference-search profile (default: 200)",
+    )
+
+
+async def _run_one(
+    harness: MemoryAdapterHarness, case: str, seed: int, examples: int
+) -> CaseResult:
+    from lionmem.conformance._runner import run_case
+
+    try:
+        return await run_case(harness, case, seed=seed, examples=examples)
+    finally:
+        await harness.close()
+
+
+class _ConformanceSuite:
+    """One test per conformance case, run against the ``memory_adapter_harness`` fixture."""
+
+    def test_conformance(
+        self, conformance_case: str, memory_adapter_harness: Any, request: pytest.FixtureRequest
+    ) -> None:
+        """The adapter passes this conformance case (or the case does not apply to it)."""
+        from lionmem.conformance._runner import DEFAULT_SEED, REFERENCE_EXAMPLES
+
+        config = request.config
+        seed = config.getoption("lionmem_seed")
+        examples = config.getoption("lionmem_examples")
+        result = asyncio.run(
+            _run_one(
+                memory_adapter_harness,
+                conformance_case,
+                DEFAULT_SEED if seed is None else seed,
+                REFERENCE_EXAMPLES if examples is None else examples,
+            )
+        )
+        if result.status == "failed":
+            pytest.fail(f"[{result.row}] {result.reason}", pytrace=False)
+        if result.status == "not_applicable":
+            pytest.skip(f"not applicable: {result.reason}")
+
+
+def _suite_for(owner: object) -> type:
+    from lionmem.conformance._cases import CASES
+
+    parametrize = pytest.mark.parametrize("conformance_case", [case.name for case in CASES])
+    module = getattr(owner, "__module__", None) or getattr(owner, "__name__", __name__)
+    return type(
+        SUITE_CLASS,
+        (_ConformanceSuite,),
+        {
+            "__module__": module,
+            "__doc__": _ConformanceSuite.__doc__,
+            "test_conformance": parametrize(_ConformanceSuite.test_conformance),
+        },
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> pytest.Class | None:
+    """Add the suite class beside a ``memory_adapter_harness`` fixture definition."""
+    if name != FIXTURE:
+        return None
+    owner = collector.obj
+    if SUITE_CLASS in vars(owner):
+        return None  # the author placed (or subclassed) the suite here already
+    # pytest collects a class by looking its name up on the module (or class) it belongs to.
+    setattr(owner, SUITE_CLASS, _suite_for(owner))
+    suite: pytest.Class = pytest.Class.from_parent(collector, name=SUITE_CLASS)
+    return suite
