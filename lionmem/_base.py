@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, field_serializer, field_validator
 
 __all__ = ["ElementBase", "QueryBase", "accepted_class_names", "utc_timestamp"]
 
@@ -198,6 +198,9 @@ def coerce_metadata(value: Any) -> dict[str, Any]:
     return result
 
 
+_METADATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+
+
 class ElementBase(BaseModel):
     """Identity, timestamp and metadata rules shared by every generated ``Element`` model."""
 
@@ -207,7 +210,10 @@ class ElementBase(BaseModel):
         # Declared by the generated Element; named here so the methods below type-check.
         id: UUID
 
-    @field_validator("id", mode="before", check_fields=False)
+    # The three validators are plain (they replace pydantic's own UUID, float and dict checks,
+    # and give the same results) so that a common input costs one Python call per field:
+    # construction and model_validate stay close to a plain Pydantic model (issue 7).
+    @field_validator("id", mode="plain", check_fields=False, json_schema_input_type=UUID)
     @classmethod
     def _coerce_id(cls, value: Any) -> UUID:
         # Any value: str() first, as the reference does, so 123, None and b"..." give the
@@ -216,21 +222,36 @@ class ElementBase(BaseModel):
             return value
         return UUID(str(value))
 
-    @field_validator("created_at", mode="before", check_fields=False)
+    @field_validator("created_at", mode="plain", check_fields=False, json_schema_input_type=float)
     @classmethod
     def _coerce_created_at(cls, value: Any) -> float:
-        return coerce_created_at(value)
+        if type(value) is float and math.isfinite(value):
+            return value
+        seconds = coerce_created_at(value)
+        # pydantic's float validation, which this replaces, gives a plain float.
+        return seconds if type(seconds) is float else float(seconds)
 
-    @field_validator("metadata", mode="before", check_fields=False)
+    # The common input, a dict with str keys and no lion_class, costs one loop and one shallow
+    # copy. Everything else takes the full coercion, then pydantic's dict[str, Any] validation
+    # as before (it turns str-subclass keys, str enums included, into plain str).
+    @field_validator(
+        "metadata", mode="plain", check_fields=False, json_schema_input_type=dict[str, Any]
+    )
     @classmethod
     def _coerce_metadata(cls, value: Any) -> dict[str, Any]:
+        if type(value) is dict and "lion_class" not in value:
+            for key in value:
+                if type(key) is not str:
+                    break
+            else:
+                return value.copy()
         result = coerce_metadata(value)
         if "lion_class" in result:
             named = result["lion_class"]
             if not (isinstance(named, str) and named in accepted_class_names(cls)):
                 msg = "Metadata class mismatch."
                 raise ValueError(msg)
-        return result
+        return _METADATA.validate_python(result)
 
     @field_serializer("id", check_fields=False)
     def _serialize_id(self, value: UUID) -> str:
