@@ -85,7 +85,7 @@ async def load_harness(target: str) -> Any:
     if inspect.isawaitable(harness):
         harness = await harness
     if not isinstance(harness, MemoryAdapterHarness):
-        msg = f"{target}() returned a {type(harness).__name__}, not a MemoryAdapterHarness"
+        msg = f"{target}() returned a value of type {type(harness).__name__}, not a MemoryAdapterHarness"
         raise LookupError(msg)
     return harness
 

@@ -1,0 +1,348 @@
+"""lionmem.conformance.run(): the D2 matrix as cases, the typed report, and the honest fake."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from uuid import UUID
+
+import pytest
+from pydantic import ValidationError
+
+from lionmem import (
+    ExternalMemoryStore,
+    InMemoryStore,
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    MemoryItem,
+    MemoryQuery,
+)
+from lionmem.conformance import (
+    CASES,
+    DEFAULT_SEED,
+    CaseResult,
+    ConformanceReport,
+    case_named,
+    run,
+    run_case,
+)
+from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeService
+
+D2_ROWS = {
+    "Structural surface",
+    "Store identifier",
+    "Direct retrieval",
+    "Unknown id",
+    "Wrong native kind",
+    "Dropped write field",
+    "Typed search",
+    "Limit",
+    "Empty query",
+    "Unsupported filter",
+    "Supported filter",
+    "Tag projection",
+    "Metadata projection",
+    "Consistency",
+    "Transport outage",
+    "Rejected write",
+}
+"""ADR-0093 D2's matrix rows checked at run time ("Manifest accuracy" is test_conformance_lies)."""
+EXTRA_ROWS = {"Malformed response (D4)", "Reference search (lionmem profile)"}
+
+
+class _StoreHarness:
+    """A harness over a plain InMemoryStore, which has no manifest."""
+
+    def __init__(self) -> None:
+        self.store = InMemoryStore()
+        self.closed = False
+
+    async def make_store(self) -> Any:  # a plain MemoryStore: deliberately no manifest
+        return self.store
+
+    async def reset(self) -> None:
+        self.store = InMemoryStore()
+
+    async def make_search_index_visible(self) -> None:
+        return None
+
+    async def make_transport_unavailable(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class _BrokenHarness(_StoreHarness):
+    """A harness whose make_store raises."""
+
+    async def make_store(self) -> Any:
+        msg = "no namespace"
+        raise RuntimeError(msg)
+
+
+class _HangingHarness(FakeHarness):
+    """A fake harness whose reset never returns."""
+
+    async def reset(self) -> None:
+        await asyncio.Event().wait()
+
+
+@pytest.fixture(scope="module")
+def honest_report() -> ConformanceReport:
+    return asyncio.run(run(FakeHarness()))
+
+
+def test_case_names_are_unique() -> None:
+    """Every case has its own name."""
+    names = [case.name for case in CASES]
+    assert len(names) == len(set(names))
+
+
+def test_cases_cover_every_runtime_row_of_the_matrix() -> None:
+    """The cases cover each D2 row checked at run time, plus the D4 and profile rows, nothing else."""
+    assert {case.row for case in CASES} == D2_ROWS | EXTRA_ROWS
+
+
+def test_every_case_has_a_one_sentence_summary() -> None:
+    """Each case states its observation as one sentence ending in a full stop."""
+    assert [case.name for case in CASES if not case.summary.endswith(".")] == []
+
+
+def test_case_named_finds_a_case() -> None:
+    """case_named returns the registered case."""
+    assert case_named("transport_outage").row == "Transport outage"
+
+
+def test_case_named_lists_the_known_names_for_an_unknown_one() -> None:
+    """An unknown case name raises KeyError naming the known ones."""
+    with pytest.raises(KeyError, match="no conformance case named 'nope'; known: protocols"):
+        case_named("nope")
+
+
+def test_honest_fake_passes(honest_report: ConformanceReport) -> None:
+    """The honest fake fails no case."""
+    assert [(result.case, result.reason) for result in honest_report.failed] == []
+
+
+def test_honest_fake_report_is_ok(honest_report: ConformanceReport) -> None:
+    """report.ok is true when no case failed."""
+    assert honest_report.ok
+
+
+def test_honest_fake_skips_only_what_it_does_not_claim(honest_report: ConformanceReport) -> None:
+    """The only case that does not apply is the dropped-fields one, with the reason."""
+    assert [(r.case, r.reason) for r in honest_report.not_applicable] == [
+        ("dropped_fields_accepted", "the manifest lists no dropped_item_fields")
+    ]
+
+
+def test_report_lists_every_case_in_matrix_order(honest_report: ConformanceReport) -> None:
+    """The report has one result per case, in CASES order."""
+    assert [result.case for result in honest_report.results] == [case.name for case in CASES]
+
+
+def test_report_names_the_adapter_and_manifest(honest_report: ConformanceReport) -> None:
+    """The report carries manifest.adapter and the manifest itself."""
+    assert (honest_report.adapter, honest_report.manifest) == (
+        "lionmem.conformance.fake",
+        FakeHarness().manifest,
+    )
+
+
+def test_reference_profile_detail_reports_the_run(honest_report: ConformanceReport) -> None:
+    """A passed reference profile says how many examples ran and with which seed."""
+    detail = honest_report.result("reference_search_profile").reason or ""
+    assert (
+        detail.startswith("200 examples, 1000 queries"),
+        detail.endswith(f"seed {DEFAULT_SEED}"),
+    ) == (
+        True,
+        True,
+    )
+
+
+def test_run_closes_the_harness() -> None:
+    """run() closes the harness once it is done."""
+    harness = FakeHarness()
+    asyncio.run(run(harness, cases=["protocols"]))
+    assert harness.closed
+
+
+def test_run_closes_a_harness_that_fails_everywhere() -> None:
+    """run() closes the harness even when every case fails."""
+    harness = _BrokenHarness()
+    asyncio.run(run(harness, cases=["protocols"]))
+    assert harness.closed
+
+
+def test_run_reports_an_unexpected_error_as_a_failure() -> None:
+    """A harness error becomes a failed case naming the exception, not a crash."""
+    report = asyncio.run(run(_BrokenHarness(), cases=["protocols"]))
+    assert report.result("protocols").reason == "unexpected RuntimeError: no namespace"
+
+
+def test_store_without_manifest_fails_every_case() -> None:
+    """A plain MemoryStore (no manifest) fails each case, saying what is missing."""
+    report = asyncio.run(run(_StoreHarness()))
+    assert {result.reason for result in report.results} == {
+        "InMemoryStore.manifest is NoneType, not a MemoryAdapterManifest (ADR-0093 D1)"
+    }
+
+
+def test_store_without_manifest_has_no_adapter_name() -> None:
+    """Without a manifest the report's adapter and manifest are None."""
+    report = asyncio.run(run(_StoreHarness(), cases=["protocols"]))
+    assert (report.adapter, report.manifest) == (None, None)
+
+
+def test_run_can_select_cases() -> None:
+    """cases=[...] runs exactly the named cases, in the given order."""
+    report = asyncio.run(run(FakeHarness(), cases=["limit_positive", "protocols"]))
+    assert [result.case for result in report.results] == ["limit_positive", "protocols"]
+
+
+def test_run_refuses_an_unknown_case_name() -> None:
+    """An unknown case name raises KeyError before anything runs."""
+    with pytest.raises(KeyError, match="no conformance case named 'limits'"):
+        asyncio.run(run(FakeHarness(), cases=["limits"]))
+
+
+def test_run_refuses_a_non_harness() -> None:
+    """run() of an object that is no harness raises TypeError naming the missing methods."""
+    with pytest.raises(TypeError, match="missing: make_store, reset"):
+        asyncio.run(run(object()))  # type: ignore[arg-type]  # the point: not a harness
+
+
+def test_hung_case_fails_at_its_deadline() -> None:
+    """A case that never finishes fails with the timeout in the reason."""
+    result = asyncio.run(run_case(_HangingHarness(), "protocols", timeout=0.05))
+    assert (result.status, result.reason) == (
+        "failed",
+        "the case did not finish within 0.05 s",
+    )
+
+
+def test_same_seed_gives_the_same_report() -> None:
+    """Two runs with one seed give equal reports."""
+    first = asyncio.run(run(FakeHarness(), seed=7, examples=20))
+    assert asyncio.run(run(FakeHarness(), seed=7, examples=20)) == first
+
+
+def test_examples_sets_the_profile_size() -> None:
+    """examples=N runs N reference examples (five queries each)."""
+    report = asyncio.run(run(FakeHarness(), examples=3, cases=["reference_search_profile"]))
+    assert (report.result("reference_search_profile").reason or "").startswith(
+        "3 examples, 15 queries"
+    )
+
+
+def test_profile_does_not_apply_to_backend_defined_search() -> None:
+    """Without the reference claim, the profile is not applicable and says why."""
+    harness = FakeHarness(FakeBehaviour(reversed_search_order=True))
+    result = asyncio.run(run_case(harness, "reference_search_profile"))
+    assert (result.status, result.reason) == (
+        "not_applicable",
+        "the manifest declares search_semantics='backend-defined'",
+    )
+
+
+def test_profile_failure_names_the_seed_to_repeat() -> None:
+    """A profile failure says how to repeat it: the seed and the case."""
+    lying = FakeHarness(FakeBehaviour(reversed_search_order=True), manifest=FakeHarness().manifest)
+    result = asyncio.run(run_case(lying, "reference_search_profile", seed=11))
+    assert (result.reason or "").endswith(
+        "repeat with run(harness, seed=11, cases=['reference_search_profile'])"
+    )
+
+
+def test_any_key_fake_passes() -> None:
+    """The honest fake declaring supports_any_filter_key passes every case."""
+    report = asyncio.run(run(FakeHarness(any_filter_key=True), examples=50))
+    assert [(result.case, result.reason) for result in report.failed] == []
+
+
+def test_any_key_fake_has_no_unsupported_filter_case() -> None:
+    """With every key accepted, the unsupported-filter case does not apply, with the reason."""
+    result = asyncio.run(run_case(FakeHarness(any_filter_key=True), "unsupported_filter_rejected"))
+    assert (result.status, result.reason) == (
+        "not_applicable",
+        "the manifest accepts every filter key (supports_any_filter_key=True)",
+    )
+
+
+def test_report_round_trips_through_json(honest_report: ConformanceReport) -> None:
+    """model_validate_json(model_dump_json()) rebuilds an equal report."""
+    assert ConformanceReport.model_validate_json(honest_report.model_dump_json()) == honest_report
+
+
+def test_report_json_lists_manifest_sets_sorted(honest_report: ConformanceReport) -> None:
+    """The JSON report writes the manifest's set fields as sorted arrays (stable across runs)."""
+    manifest = json.loads(honest_report.model_dump_json())["manifest"]
+    assert manifest["native_item_fields"] == ["content", "created_at", "id", "metadata", "tags"]
+
+
+def test_table_has_a_line_per_case_and_the_summary(honest_report: ConformanceReport) -> None:
+    """format_table prints the header, one line per case, reasons below, and the counts."""
+    lines = honest_report.format_table().splitlines()
+    assert (
+        lines[0].startswith("lionmem conformance: adapter 'lionmem.conformance.fake'"),
+        sum(line.startswith(("  passed ", "  FAILED ", "  n/a ")) for line in lines),
+        "          the manifest lists no dropped_item_fields" in lines,
+        lines[-1],
+    ) == (True, len(CASES), True, "25 passed, 0 failed, 1 not applicable")
+
+
+def test_failed_result_needs_a_reason() -> None:
+    """A failed CaseResult without a reason is refused."""
+    with pytest.raises(ValidationError, match="a failed case needs a reason"):
+        CaseResult(case="x", row="y", status="failed")
+
+
+def test_result_of_an_unknown_case_is_a_key_error(honest_report: ConformanceReport) -> None:
+    """report.result() of a case the run did not include raises KeyError."""
+    with pytest.raises(KeyError):
+        honest_report.result("nope")
+
+
+# --- the fake adapter itself (the example authors read) ---------------------------------------
+
+
+async def test_fake_adapter_is_an_external_memory_store() -> None:
+    """The fake adapter satisfies ExternalMemoryStore."""
+    assert isinstance(await FakeHarness().make_store(), ExternalMemoryStore)
+
+
+async def test_fake_refuses_unrepresentable_content_before_io() -> None:
+    """A tuple (which JSON would turn into a list) is refused before the service is called."""
+    harness = FakeHarness()
+    store = await harness.make_store()
+    with pytest.raises(MemoryAdapterError, match="would not come back exactly"):
+        await store.store(MemoryItem(content=(1, 2)))
+    assert harness.service.calls == 0
+
+
+async def test_fake_limit_zero_makes_no_service_call() -> None:
+    """search(limit=0) answers [] without calling the service."""
+    harness = FakeHarness()
+    store = await harness.make_store()
+    assert (await store.search(MemoryQuery(limit=0)), harness.service.calls) == ([], 0)
+
+
+async def test_fake_chains_the_native_transport_error() -> None:
+    """MemoryAdapterUnavailable carries the service's native error as its cause."""
+    harness = FakeHarness()
+    store = await harness.make_store()
+    await harness.make_transport_unavailable()
+    with pytest.raises(MemoryAdapterUnavailable) as caught:
+        await store.retrieve(UUID(int=1))
+    assert type(caught.value.__cause__).__name__ == "FakeTransportError"
+
+
+def test_fake_service_replaces_in_place() -> None:
+    """A second write to an id replaces the record and keeps its position."""
+    service = FakeService()
+    for record_id, content in (("a", 1), ("b", 2), ("a", 3)):
+        service.write({"kind": "memory", "id": record_id, "content": content, "tags": []})
+    assert [hit["content"] for hit in service.query(None, None, None, 10)] == [3, 2]

@@ -1,0 +1,159 @@
+"""``python -m lionmem conformance MODULE:FACTORY [--json FILE]``: table, JSON report, exit status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lionmem.__main__ import main
+from lionmem.conformance import CASES, ConformanceReport
+
+HONEST = "lionmem.conformance.fake:FakeHarness"
+FACTORIES = """
+    from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
+
+    def lying():
+        return FakeHarness(FakeBehaviour(tagless_search_hits=True), manifest=declared_manifest())
+
+    async def honest_async():
+        return FakeHarness()
+
+    def not_a_harness():
+        return 42
+
+    HARNESS = FakeHarness()
+"""
+
+
+@pytest.fixture
+def factories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Write a module of harness factories and make it importable; return its name."""
+    (tmp_path / "cli_factories.py").write_text(textwrap.dedent(FACTORIES), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "cli_factories"
+
+
+def test_honest_fake_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """A passing adapter exits 0 and the table ends with the counts."""
+    status = main(["conformance", HONEST])
+    assert (status, capsys.readouterr().out.splitlines()[-1]) == (
+        0,
+        "25 passed, 0 failed, 1 not applicable",
+    )
+
+
+def test_table_has_a_line_per_case(capsys: pytest.CaptureFixture[str]) -> None:
+    """The printed table has one line per case."""
+    main(["conformance", HONEST])
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith(("  passed ", "  FAILED ", "  n/a ")) for line in lines) == len(
+        CASES
+    )
+
+
+def test_json_report_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json FILE writes the report, which loads back as a passing ConformanceReport."""
+    target = tmp_path / "report.json"
+    main(["conformance", HONEST, "--json", str(target)])
+    report = ConformanceReport.model_validate_json(target.read_text(encoding="utf-8"))
+    assert (
+        report.ok,
+        len(report.results),
+        f"report written to {target}" in capsys.readouterr().out,
+    ) == (
+        True,
+        len(CASES),
+        True,
+    )
+
+
+def test_lying_adapter_exits_one_naming_the_claim(
+    factories: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failing adapter exits 1 and the table shows the broken claim."""
+    status = main(["conformance", f"{factories}:lying"])
+    out = capsys.readouterr().out
+    assert (status, "FAILED  search_hit_tags" in out, "search_returns_tags=True" in out) == (
+        1,
+        True,
+        True,
+    )
+
+
+def test_async_factory_is_awaited(factories: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A coroutine function factory is called and awaited."""
+    assert main(["conformance", f"{factories}:honest_async", "--case", "protocols"]) == 0
+
+
+def test_harness_object_is_used_as_is(factories: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """MODULE:NAME may name a harness object instead of a factory."""
+    assert main(["conformance", f"{factories}:HARNESS", "--case", "protocols"]) == 0
+
+
+def test_case_option_selects_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    """--case runs only the named cases."""
+    main(["conformance", HONEST, "--case", "protocols", "--case", "limit_positive"])
+    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed, 0 not applicable"
+
+
+def test_seed_option_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """--seed is the seed the table's header names."""
+    main(["conformance", HONEST, "--seed", "42", "--case", "protocols"])
+    assert ", seed 42, " in capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("lionmem.conformance.fake", "expected MODULE:FACTORY, got 'lionmem.conformance.fake'"),
+        ("no_such_module_xyz:make", "cannot import 'no_such_module_xyz'"),
+        ("lionmem.conformance.fake:Nope", "'lionmem.conformance.fake' has no attribute 'Nope'"),
+        ("lionmem.conformance.fake:FAKE_ADAPTER", "is neither a harness nor a callable"),
+    ],
+)
+def test_bad_target_exits_two(
+    target: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A target that gives no harness exits 2 with the reason on stderr."""
+    status = main(["conformance", target])
+    assert (status, message in capsys.readouterr().err) == (2, True)
+
+
+def test_factory_returning_no_harness_exits_two(
+    factories: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A factory that returns something else exits 2 naming what it returned."""
+    status = main(["conformance", f"{factories}:not_a_harness"])
+    assert (
+        status,
+        "returned a value of type int, not a MemoryAdapterHarness" in capsys.readouterr().err,
+    ) == (
+        2,
+        True,
+    )
+
+
+def test_unknown_case_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown --case name exits 2 naming the known cases."""
+    status = main(["conformance", HONEST, "--case", "nope"])
+    assert (status, "no conformance case named 'nope'" in capsys.readouterr().err) == (2, True)
+
+
+def test_module_entry_point_runs_the_suite(tmp_path: Path) -> None:
+    """``python -m lionmem conformance`` works from a shell, from any directory."""
+    run = subprocess.run(
+        [sys.executable, "-m", "lionmem", "conformance", HONEST, "--case", "protocols"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (run.returncode, run.stdout.splitlines()[-1]) == (
+        0,
+        "1 passed, 0 failed, 0 not applicable",
+    )

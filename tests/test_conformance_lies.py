@@ -1,0 +1,102 @@
+"""Manifest accuracy (ADR-0093 D2): for every switch of the fake, a manifest that lies fails the suite.
+
+Each row of ``LIES`` turns one switch of ``FakeBehaviour`` on and keeps the honest fake's manifest,
+which claims the opposite of that behaviour. The suite must then fail, the named case must be among
+the failures, and its reason must name the broken claim. For the switches an honest manifest can
+declare (``DECLARABLE``), the same behaviour with the truthful manifest passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import NamedTuple
+
+import pytest
+
+from lionmem.conformance import ConformanceReport, run
+from lionmem.conformance.fake import DECLARABLE, FakeBehaviour, FakeHarness, declared_manifest
+
+
+class Lie(NamedTuple):
+    switch: str
+    """The FakeBehaviour switch that is on."""
+    claim: str
+    """The manifest claim (or ADR rule every manifest carries) the behaviour contradicts."""
+    case: str
+    """The case that must catch it."""
+
+
+LIES: tuple[Lie, ...] = (
+    Lie("eventual_search", "search_consistency='immediate'", "search_visibility"),
+    Lie("unsupported_filters", "supported_filters=['lang', 'topic']", "supported_filter_selects"),
+    Lie("dropped_fields", "'created_at' as native with retrieve_fidelity='full'", "retrieve_created_at"),
+    Lie("tagless_search_hits", "search_returns_tags=True", "search_hit_tags"),
+    Lie("reversed_search_order", "search_semantics='reference'", "reference_search_profile"),
+    Lie("misses", "retrieve_fidelity='full'", "retrieve_anchors"),
+    Lie("malformed_responses", "a malformed service payload raises MemoryAdapterError", "malformed_response_raises"),
+    Lie("transport_failure", "every explicit call raises MemoryAdapterUnavailable", "transport_outage"),
+    Lie("no_query_guard", "supported_filters=['lang', 'topic'] (every other key is rejected)", "unsupported_filter_rejected"),
+    Lie("coerces_foreign_records", "a record of another kind returns None", "foreign_record_returns_none"),
+    Lie("acknowledges_rejected_writes", "a rejected remote write raises MemoryAdapterError", "rejected_write_raises"),
+    Lie("native_search_hits", "every result is a MemoryItem", "search_returns_memory_items"),
+    Lie("recall_for_unknown_ids", "an unknown id returns None", "unknown_id_returns_none"),
+    Lie("magic_empty_query", "not translated into a magic search string", "empty_query_first_page"),
+    Lie("returns_native_ids", "returns item.id as a UUID", "store_returns_item_id"),
+)  # fmt: skip
+EXAMPLES = 200
+"""Reference-search examples per run (the default)."""
+
+
+@cache
+def lying_report(switch: str) -> ConformanceReport:
+    """Run the suite on the fake with ``switch`` on and the honest fake's manifest."""
+    harness = FakeHarness(FakeBehaviour(**{switch: True}), manifest=declared_manifest())
+    return asyncio.run(run(harness, examples=EXAMPLES))
+
+
+def test_table_has_one_row_per_switch() -> None:
+    """Every switch of FakeBehaviour has exactly one row in the lie table."""
+    assert sorted(lie.switch for lie in LIES) == sorted(FakeBehaviour.switches())
+
+
+def test_the_honest_fake_has_every_switch_off() -> None:
+    """The default behaviour turns no switch on."""
+    assert FakeBehaviour().on() == ()
+
+
+@pytest.mark.parametrize("lie", LIES, ids=[lie.switch for lie in LIES])
+def test_lying_fake_fails_the_suite(lie: Lie) -> None:
+    """With the switch on and the opposite claim, the suite reports a failure."""
+    assert not lying_report(lie.switch).ok
+
+
+@pytest.mark.parametrize("lie", LIES, ids=[lie.switch for lie in LIES])
+def test_lie_is_caught_by_its_case(lie: Lie) -> None:
+    """The table's case is among the failures."""
+    assert lie.case in {result.case for result in lying_report(lie.switch).failed}
+
+
+@pytest.mark.parametrize("lie", LIES, ids=[lie.switch for lie in LIES])
+def test_failure_names_the_broken_claim(lie: Lie) -> None:
+    """The case's failure message quotes the broken claim."""
+    assert lie.claim in (lying_report(lie.switch).result(lie.case).reason or "")
+
+
+@pytest.mark.parametrize("switch", sorted(DECLARABLE))
+def test_declared_behaviour_passes(switch: str) -> None:
+    """With the truthful manifest, a declarable behaviour passes the suite."""
+    report = asyncio.run(run(FakeHarness(FakeBehaviour(**{switch: True})), examples=EXAMPLES))
+    assert [(result.case, result.reason) for result in report.failed] == []
+
+
+@pytest.mark.parametrize("switch", sorted(set(FakeBehaviour.switches()) - DECLARABLE))
+def test_defect_is_not_declarable(switch: str) -> None:
+    """A defect changes nothing in declared_manifest: no manifest can make it honest."""
+    assert declared_manifest(FakeBehaviour(**{switch: True})) == declared_manifest()
+
+
+def test_every_lie_is_caught() -> None:
+    """Caught lies out of switches: all of them (the count the issue asks for)."""
+    caught = [lie.switch for lie in LIES if not lying_report(lie.switch).ok]
+    assert (len(caught), len(FakeBehaviour.switches())) == (15, 15)

@@ -1,0 +1,136 @@
+"""The pytest plugin: a ``memory_adapter_harness`` fixture turns into one test per conformance case.
+
+This module is itself an adapter author's test module: the fixture below makes the plugin add
+``TestMemoryAdapterConformance::test_conformance[<case>]`` here, so ``make test`` runs the whole
+suite against the honest fake through pytest. The other tests run pytest in a subprocess on
+small modules written to a temporary folder, as an author would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lionmem.conformance import CASES
+from lionmem.conformance.fake import FakeHarness
+from lionmem.conformance.pytest_plugin import SUITE_CLASS, _run_one
+
+
+@pytest.fixture
+def memory_adapter_harness() -> FakeHarness:
+    return FakeHarness()
+
+
+def test_plugin_added_the_suite_beside_the_fixture() -> None:
+    """Collecting this module put the suite class into it."""
+    assert SUITE_CLASS in globals()
+
+
+def test_plugin_runs_each_case_and_closes_the_harness() -> None:
+    """The plugin's runner closes the harness after the case."""
+    harness = FakeHarness()
+    result = asyncio.run(_run_one(harness, "protocols", 0, 5))
+    assert (result.status, harness.closed) == ("passed", True)
+
+
+def _pytest(folder: Path, source: str, *options: str) -> subprocess.CompletedProcess[str]:
+    (folder / "test_adapter.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", *options],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+HONEST = """
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return FakeHarness()
+"""
+LYING = """
+    import pytest
+    from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return FakeHarness(FakeBehaviour(eventual_search=True), manifest=declared_manifest())
+"""
+IN_A_CLASS = """
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    class TestMyAdapter:
+        @pytest.fixture
+        def memory_adapter_harness(self):
+            return FakeHarness()
+"""
+REVERSED = """
+    import pytest
+    from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return FakeHarness(FakeBehaviour(reversed_search_order=True), manifest=declared_manifest())
+"""
+
+
+def test_one_fixture_gives_every_case_as_a_test(tmp_path: Path) -> None:
+    """An author module with only the fixture collects one test per case."""
+    run = _pytest(tmp_path, HONEST, "--collect-only")
+    collected = [line for line in run.stdout.splitlines() if "::test_conformance[" in line]
+    assert collected == [
+        f"test_adapter.py::{SUITE_CLASS}::test_conformance[{case.name}]" for case in CASES
+    ]
+
+
+def test_honest_fake_passes_under_pytest(tmp_path: Path) -> None:
+    """The honest fake passes; the case that does not apply is skipped with the reason."""
+    run = _pytest(tmp_path, HONEST)
+    assert (
+        run.returncode,
+        "not applicable: the manifest lists no dropped_item_fields" in run.stdout,
+    ) == (
+        0,
+        True,
+    )
+
+
+def test_lying_fake_fails_under_pytest_naming_the_claim(tmp_path: Path) -> None:
+    """A lying fake fails the case that catches it, and pytest prints the broken claim."""
+    run = _pytest(tmp_path, LYING)
+    assert (
+        run.returncode,
+        f"FAILED test_adapter.py::{SUITE_CLASS}::test_conformance[search_visibility]" in run.stdout,
+        "manifest claims search_consistency='immediate'" in run.stdout,
+    ) == (1, True, True)
+
+
+def test_fixture_in_a_class_gets_the_suite_nested(tmp_path: Path) -> None:
+    """A fixture defined in a test class gets the suite as a nested class."""
+    run = _pytest(tmp_path, IN_A_CLASS, "--collect-only")
+    assert (
+        f"test_adapter.py::TestMyAdapter::{SUITE_CLASS}::test_conformance[protocols]" in run.stdout
+    )
+
+
+def test_seed_option_reaches_the_randomised_cases(tmp_path: Path) -> None:
+    """--lionmem-seed sets the seed the reference profile reports."""
+    run = _pytest(tmp_path, REVERSED, "--lionmem-seed", "5", "-k", "reference_search_profile")
+    assert "repeat with run(harness, seed=5, cases=['reference_search_profile'])" in run.stdout
+
+
+def test_explicit_plugin_option_does_not_register_it_twice(tmp_path: Path) -> None:
+    """-p lionmem.conformance.pytest_plugin beside auto-loading still gives each case once."""
+    run = _pytest(tmp_path, HONEST, "--collect-only", "-p", "lionmem.conformance.pytest_plugin")
+    assert sum("::test_conformance[" in line for line in run.stdout.splitlines()) == len(CASES)
