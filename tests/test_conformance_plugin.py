@@ -116,6 +116,13 @@ def test_lying_fake_fails_under_pytest_naming_the_claim(tmp_path: Path) -> None:
     ) == (1, True, True)
 
 
+def test_two_modules_each_get_the_whole_suite(tmp_path: Path) -> None:
+    """Two author modules in one run each get one test per case (no shared parametrization)."""
+    (tmp_path / "test_second.py").write_text(textwrap.dedent(HONEST), encoding="utf-8")
+    run = _pytest(tmp_path, HONEST, "--collect-only")
+    assert sum("::test_conformance[" in line for line in run.stdout.splitlines()) == 2 * len(CASES)
+
+
 def test_fixture_in_a_class_gets_the_suite_nested(tmp_path: Path) -> None:
     """A fixture defined in a test class gets the suite as a nested class."""
     run = _pytest(tmp_path, IN_A_CLASS, "--collect-only")

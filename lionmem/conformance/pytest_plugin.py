@@ -65,44 +65,50 @@ async def _run_one(
         await harness.close()
 
 
-class _ConformanceSuite:
-    """One test per conformance case, run against the ``memory_adapter_harness`` fixture."""
+def _check(case: str, harness: Any, config: pytest.Config) -> None:
+    """Run one case against ``harness``; fail or skip the current test with the case's reason."""
+    from lionmem.conformance._runner import DEFAULT_SEED, REFERENCE_EXAMPLES
 
-    def test_conformance(
-        self, conformance_case: str, memory_adapter_harness: Any, request: pytest.FixtureRequest
-    ) -> None:
-        """The adapter passes this conformance case (or the case does not apply to it)."""
-        from lionmem.conformance._runner import DEFAULT_SEED, REFERENCE_EXAMPLES
-
-        config = request.config
-        seed = config.getoption("lionmem_seed")
-        examples = config.getoption("lionmem_examples")
-        result = asyncio.run(
-            _run_one(
-                memory_adapter_harness,
-                conformance_case,
-                DEFAULT_SEED if seed is None else seed,
-                REFERENCE_EXAMPLES if examples is None else examples,
-            )
+    seed = config.getoption("lionmem_seed")
+    examples = config.getoption("lionmem_examples")
+    result = asyncio.run(
+        _run_one(
+            harness,
+            case,
+            DEFAULT_SEED if seed is None else seed,
+            REFERENCE_EXAMPLES if examples is None else examples,
         )
-        if result.status == "failed":
-            pytest.fail(f"[{result.row}] {result.reason}", pytrace=False)
-        if result.status == "not_applicable":
-            pytest.skip(f"not applicable: {result.reason}")
+    )
+    if result.status == "failed":
+        pytest.fail(f"[{result.row}] {result.reason}", pytrace=False)
+    if result.status == "not_applicable":
+        pytest.skip(f"not applicable: {result.reason}")
 
 
 def _suite_for(owner: object) -> type:
+    """Return a new suite class for ``owner`` (a module or class), with its own test function."""
     from lionmem.conformance._cases import CASES
 
-    parametrize = pytest.mark.parametrize("conformance_case", [case.name for case in CASES])
+    # A fresh function per suite: marks are stored on the function object, so sharing one
+    # between two modules would parametrize it twice.
+    @pytest.mark.parametrize("conformance_case", [case.name for case in CASES])
+    def test_conformance(
+        self: object,
+        conformance_case: str,
+        memory_adapter_harness: Any,
+        request: pytest.FixtureRequest,
+    ) -> None:
+        """The adapter passes this conformance case (or the case does not apply to it)."""
+        _check(conformance_case, memory_adapter_harness, request.config)
+
     module = getattr(owner, "__module__", None) or getattr(owner, "__name__", __name__)
     return type(
         SUITE_CLASS,
-        (_ConformanceSuite,),
+        (),
         {
             "__module__": module,
-            "__doc__": _ConformanceSuite.__doc__,
-            "test_conformance": parametrize(_ConformanceSuite.test_conformance),
+            "__doc__": "One test per conformance case, against the memory_adapter_harness fixture.",
+            "test_conformance": test_conformance,
         },
     )
 
