@@ -640,3 +640,16 @@ async def test_a_private_store_is_isolated() -> None:
     await session.default_branch.memory.store(theirs)
     assert await private.memory.search(MemoryQuery()) == [mine]
     assert await session.memory.search(MemoryQuery()) == [theirs]
+
+
+def test_demo_shows_the_seam(capsys: pytest.CaptureFixture[str]) -> None:
+    """`make demo` prints the shared and private stores, the searches and the reparenting."""
+    from lionmem.demo import main
+
+    main()
+    out = capsys.readouterr().out
+    assert "branch 'researcher': shared session store" in out
+    assert "branch 'diary': private store" in out
+    assert "tags any of ['travel']: 2 found" in out
+    assert "text 'STRASSE' (lower(), not casefold()): 0 found" in out
+    assert "still on the first session's store: True" in out
