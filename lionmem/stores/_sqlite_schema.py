@@ -28,6 +28,7 @@ Tables (version 1):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import unicodedata
@@ -214,5 +215,8 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
             _rebuild_text(conn)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            # The error that stopped the migration matters more than a failing rollback.
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise

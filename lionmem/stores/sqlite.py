@@ -36,6 +36,7 @@ Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -49,7 +50,8 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.guard import check_query
 from lionmem.stores._sqlite_codec import (
     EncodedItem,
     UnrepresentableValueError,
@@ -64,10 +66,32 @@ from lionmem.stores._sqlite_schema import (
     prepare,
 )
 from lionmem.stores._sqlite_worker import Worker, WorkerStopped
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["IncompatibleDatabaseError", "SQLiteMemoryStore", "UnrepresentableValueError"]
+__all__ = [
+    "MANIFEST",
+    "IncompatibleDatabaseError",
+    "SQLiteMemoryStore",
+    "UnrepresentableValueError",
+]
+
+MANIFEST = MemoryAdapterManifest(
+    adapter="lionmem.sqlite",
+    native_item_fields=frozenset({"id", "created_at", "metadata", "content", "tags"}),
+    dropped_item_fields=frozenset(),
+    supported_filters=frozenset(),
+    supports_any_filter_key=True,
+    search_consistency="immediate",
+    retrieve_fidelity="full",
+    search_fidelity="full",
+    search_returns_tags=True,
+    preserves_metadata=True,
+    search_semantics="reference",
+)
+"""What every SQLiteMemoryStore declares (ADR-0093 D1): every field kept exactly, any filter key,
+writes visible to search at once, and InMemoryStore's search results for every accepted query."""
 
 _T = TypeVar("_T")
 Synchronous = Literal["EXTRA", "FULL", "NORMAL"]
@@ -89,6 +113,7 @@ _UNAVAILABLE = {
     sqlite3.SQLITE_NOLFS,
     sqlite3.SQLITE_PROTOCOL,
     sqlite3.SQLITE_AUTH,
+    sqlite3.SQLITE_INTERRUPT,
 }
 _RETRYABLE = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _SELECT = "SELECT id, created_at, metadata, content, tags FROM items"
@@ -133,18 +158,6 @@ def _require_item(item: object) -> MemoryItem:
     raise TypeError(msg)
 
 
-def _check_query(query: object) -> MemoryQuery:
-    if not isinstance(query, MemoryQuery):
-        msg = (
-            f"search() takes a MemoryQuery, got {type(query).__qualname__}; "
-            "build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
-        )
-        raise TypeError(msg)
-    if query.limit < 0:
-        raise UnsupportedMemoryQuery(["limit"])
-    return query
-
-
 def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
     try:
         return decode_item(*row)
@@ -178,6 +191,11 @@ class SQLiteMemoryStore:
         self._busy_timeout = float(busy_timeout)
         self._conn: sqlite3.Connection | None = None
         self._worker = Worker(f"lionmem-sqlite {self._path}")
+
+    @property
+    def manifest(self) -> MemoryAdapterManifest:
+        """The ADR-0093 manifest: the same for every instance (``MANIFEST``)."""
+        return MANIFEST
 
     @property
     def path(self) -> str:
@@ -215,9 +233,8 @@ class SQLiteMemoryStore:
                     self._conn = self._connect()
                 return operation(self._conn)
             except sqlite3.Error as exc:
-                conn = self._conn
-                if conn is not None and conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                if self._conn is not None:
+                    _rollback(self._conn)
                 if _primary(exc) in _RETRYABLE and attempt < _RETRIES:
                     time.sleep(_BACKOFF[attempt] * (1 + random.random()))
                     continue
@@ -289,11 +306,10 @@ class SQLiteMemoryStore:
 
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
-        checked = _check_query(query)
-        limit = checked.limit
-        if limit == 0:
-            return []
-        plan = plan_search(checked)
+        if not check_query(query, MANIFEST):
+            return []  # limit=0: known without reading the file
+        limit = query.limit
+        plan = plan_search(query)
         if plan is None:
             return []
         return await self._call(
@@ -349,6 +365,14 @@ class SQLiteMemoryStore:
 # -- operations, run in the worker thread ---------------------------------------------------
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End an open transaction after an error, keeping that error the one that is raised."""
+    if conn.in_transaction:
+        # SQLite may have rolled back already, or refuse now; the original error matters more.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
 def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -356,8 +380,7 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
             _upsert(conn, encoded)
         conn.execute("COMMIT")
     except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
 
 
@@ -405,8 +428,7 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
             conn.execute("DELETE FROM items WHERE seq = ?", (seq,))
         conn.execute("COMMIT")
     except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
     return found is not None
 
