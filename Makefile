@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ pytest: install
 # published run (python -m tools.bench --out docs/perf).
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench --out bench-results
+
+# SQLiteMemoryStore against LangGraph's SqliteStore at 10k and 100k items, and its search
+# latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
+bench-sqlite: $(STAMP)
+	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install
