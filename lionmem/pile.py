@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any, Generic, TypeVar, get_args
+from typing import Any, Generic, TypeVar, get_args, overload
 from uuid import UUID
 
 from pydantic import GetCoreSchemaHandler
@@ -28,6 +28,7 @@ from lionmem_models.element import Element
 __all__ = ["Pile"]
 
 T = TypeVar("T", bound=Element)
+D = TypeVar("D")
 
 
 def _type_names(types: tuple[type, ...]) -> str:
@@ -123,6 +124,12 @@ class Pile(Generic[T]):
             kept = values[:position] + values[position + 1 :]
             self._state = ({item.id: i for i, item in enumerate(kept)}, kept)
         return removed
+
+    @overload
+    def get(self, key: object) -> T | None: ...
+
+    @overload
+    def get(self, key: object, default: D) -> T | D: ...
 
     def get(self, key: object, default: Any = None) -> Any:
         """Return the item with this key, or ``default`` when there is none."""

@@ -495,6 +495,23 @@ async def test_metadata_value_is_on_the_left_of_equality() -> None:
     assert len(await store.search(MemoryQuery(filters={"k": "anything"}))) == 1
 
 
+async def test_filters_take_the_truth_of_equality_not_inequality() -> None:
+    """A value whose == and != both say True matches: only == is consulted."""
+
+    class Contrary:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __ne__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return 0
+
+    store = await filled(MemoryItem(metadata={"k": Contrary()}))
+    assert len(await store.search(MemoryQuery(filters={"k": 1}))) == 1
+
+
 @pytest.mark.parametrize("filters", [None, {}])
 async def test_empty_filters_apply_no_predicate(filters: dict[str, Any] | None) -> None:
     """filters None and {} match every item."""
