@@ -17,7 +17,7 @@ import lionagi
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
 
 EXAMPLES = 600
 
@@ -206,3 +206,169 @@ def test_the_oracle_is_lionagi_0_36_0() -> None:
     from importlib.metadata import version
 
     assert version("lionagi") == "0.36.0"
+
+
+# ---------------------------------------------------------------- ownership: Branch and Session
+
+
+class World:
+    """Sessions, branches and explicit stores built with one library, lionmem or lionagi."""
+
+    def __init__(self, oracle: bool) -> None:
+        self.oracle = oracle
+        self.branch_class: Any = lionagi.Branch if oracle else Branch
+        self.session_class: Any = lionagi.Session if oracle else Session
+        self.store_class: Any = lionagi.InMemoryStore if oracle else InMemoryStore
+        self.sessions: list[Any] = []
+        self.branches: list[Any] = []
+        self.stores: list[Any] = []
+
+    def owner_of(self, branch: Any) -> Any:
+        return branch._owning_session_id if self.oracle else branch._owner_id
+
+    def branch_set(self, branches: list[Any]) -> Any:
+        if self.oracle:
+            return lionagi.Pile(branches, item_type={lionagi.Branch})
+        return branches
+
+    def learn(self) -> None:
+        """Record branches the libraries created themselves (default branches), in order."""
+        for session in self.sessions:
+            for branch in session.branches:
+                if not any(branch is known for known in self.branches):
+                    self.branches.append(branch)
+
+    def pick(self, pool: list[Any], choice: int | None) -> Any:
+        return None if choice is None or not pool else pool[choice % len(pool)]
+
+    def apply(self, step: tuple[Any, ...]) -> str:
+        """Run one step; return "ok" or "raised" (the kind of error is compared elsewhere)."""
+        kind = step[0]
+        try:
+            if kind == "store":
+                self.stores.append(self.store_class())
+            elif kind == "branch":
+                memory = self.pick(self.stores, step[1])
+                self.branches.append(
+                    self.branch_class(name=f"b{len(self.branches)}", memory=memory)
+                )
+            elif kind == "touch_branch" and self.branches:
+                _ = self.pick(self.branches, step[1]).memory
+            elif kind == "touch_session" and self.sessions:
+                _ = self.pick(self.sessions, step[1]).memory
+            elif kind == "session":
+                _, memory_choice, members, default_choice = step
+                chosen = [self.pick(self.branches, i) for i in members if self.branches]
+                fields: dict[str, Any] = {"branches": self.branch_set(chosen)}
+                default = self.pick(self.branches, default_choice)
+                if default is not None:
+                    fields["default_branch"] = default
+                session = self.session_class(memory=self.pick(self.stores, memory_choice), **fields)
+                self.sessions.append(session)
+            elif kind == "include" and self.sessions:
+                _, target, members, single = step
+                chosen = [self.pick(self.branches, i) for i in members if self.branches]
+                session = self.pick(self.sessions, target)
+                if single and chosen:
+                    session.include_branches(chosen[0])
+                else:
+                    session.include_branches(chosen)
+            elif kind == "remove" and self.sessions and self.branches:
+                _, target, member, form = step
+                branch = self.pick(self.branches, member)
+                key = {"object": branch, "uuid": branch.id, "str": str(branch.id)}[form]
+                self.pick(self.sessions, target).remove_branch(key)
+            elif kind == "new_branch" and self.sessions:
+                _, target, memory_choice, as_default = step
+                self.pick(self.sessions, target).new_branch(
+                    memory=self.pick(self.stores, memory_choice), as_default_branch=as_default
+                )
+            elif kind == "set_user" and self.branches:
+                self.pick(self.branches, step[1]).user = "alice"
+        except (ValueError, LookupError, lionagi._errors.NotFoundError):
+            return "raised"
+        finally:
+            self.learn()
+        return "ok"
+
+    def observe(self) -> Any:
+        """Everything ownership decides, with objects replaced by their position."""
+        tokens: dict[int, int] = {}
+
+        def store_token(store: Any) -> int | None:
+            return None if store is None else tokens.setdefault(id(store), len(tokens))
+
+        def branch_index(branch: Any) -> int | None:
+            if branch is None:
+                return None
+            return next(i for i, known in enumerate(self.branches) if known is branch)
+
+        def session_label(value: Any) -> Any:
+            for i, session in enumerate(self.sessions):
+                if value == session.id:
+                    return f"session {i}"
+            return value
+
+        for store in self.stores:
+            store_token(store)
+        sessions = [
+            (
+                [branch_index(b) for b in s.branches],
+                branch_index(s.default_branch),
+                store_token(s._memory),
+            )
+            for s in self.sessions
+        ]
+        branches = [
+            (
+                b.name,
+                session_label(self.owner_of(b)),
+                session_label(b.user),
+                store_token(b._memory),
+            )
+            for b in self.branches
+        ]
+        return sessions, branches
+
+
+choices = st.none() | st.integers(0, 5)
+members = st.lists(st.integers(0, 9), max_size=3)
+ownership_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("store")),
+        st.tuples(st.just("branch"), choices),
+        st.tuples(st.just("touch_branch"), st.integers(0, 9)),
+        st.tuples(st.just("touch_session"), st.integers(0, 3)),
+        st.tuples(st.just("session"), choices, members, choices),
+        st.tuples(st.just("include"), st.integers(0, 3), members, st.booleans()),
+        st.tuples(
+            st.just("remove"),
+            st.integers(0, 3),
+            st.integers(0, 9),
+            st.sampled_from(["object", "uuid", "str"]),
+        ),
+        st.tuples(st.just("new_branch"), st.integers(0, 3), choices, st.booleans()),
+        st.tuples(st.just("set_user"), st.integers(0, 9)),
+    ),
+    min_size=1,
+    max_size=16,
+)
+
+
+setup_steps: st.SearchStrategy[list[tuple[Any, ...]]] = st.lists(
+    st.tuples(st.just("branch"), choices) | st.tuples(st.just("store")), max_size=4
+).map(lambda steps: [*steps, ("session", None, [0], None), ("session", 0, [], None)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(setup=setup_steps, steps=ownership_steps)
+def test_same_ownership_as_lionagi(
+    setup: list[tuple[Any, ...]], steps: list[tuple[Any, ...]]
+) -> None:
+    """Random sessions, branches, stores, inclusions and removals end with lionagi's wiring."""
+    ours, theirs = World(oracle=False), World(oracle=True)
+    for step in setup + steps:
+        outcome = ours.apply(step)
+        assert outcome == theirs.apply(step), step
+        assert ours.observe() == theirs.observe(), step
+        event(f"{step[0]} {outcome}")
