@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -49,6 +50,14 @@ def test_branch_needs_nothing() -> None:
     """Branch() builds with no argument, no store and no owner."""
     branch = Branch()
     assert (branch.user, branch.name, branch._memory, owner(branch)) == (None, None, None, None)
+
+
+def test_construction_warns_nothing() -> None:
+    """Branch() and Session() emit no warning, even with warnings turned into errors."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Branch()
+        Session()
 
 
 def test_branch_fields() -> None:
