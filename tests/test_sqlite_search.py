@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from lionmem import MemoryItem, MemoryQuery
+from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.stores._sqlite_query import MAX_TAGS
 from lionmem.stores.sqlite import SQLiteMemoryStore
 from tests.sqlite_support import contents, fill
 
@@ -368,3 +370,50 @@ async def test_every_search_path_returns_insertion_order(
         ),
     )
     assert await contents(store, query) == ["item 0!", "item 1!", "item 2!"]
+
+
+# ---------------------------------------------------------------- which predicate drives
+
+
+async def test_common_tag_with_a_needle_finds_the_same_items(store: SQLiteMemoryStore) -> None:
+    """Past the driver cap (4,000 rows) the trigram index drives; results are unchanged."""
+    items = [
+        MemoryItem(content=f"note {n} {'rare word' if n % 97 == 0 else 'plain'}", tags=["common"])
+        for n in range(4_100)
+    ]
+    await store.store_many(items)
+    query = MemoryQuery(text="RARE WORD", tags=["common"], filters={"missing": None}, limit=5)
+    expected = [f"note {n} rare word" for n in range(0, 4_100, 97)][:5]
+    assert await contents(store, query) == expected
+
+
+async def test_predicate_without_rows_gives_empty(store: SQLiteMemoryStore) -> None:
+    """A tag no item carries, beside a common needle and filter, finds nothing."""
+    await fill(
+        store, *(MemoryItem(content="common text", tags=["a"], metadata={"k": 1}) for _ in range(3))
+    )
+    query = MemoryQuery(text="common", tags=["absent"], filters={"k": 1})
+    assert await contents(store, query) == []
+
+
+async def test_smallest_filter_drives_and_others_still_apply(store: SQLiteMemoryStore) -> None:
+    """With several filters and a tag, every predicate still holds on every result."""
+    await fill(
+        store,
+        MemoryItem(content=1, tags=["t"], metadata={"a": 1, "b": 1}),
+        MemoryItem(content=2, tags=["t"], metadata={"a": 1, "b": 2}),
+        MemoryItem(content=3, tags=["u"], metadata={"a": 1, "b": 1}),
+        MemoryItem(content=4, tags=["t"], metadata={"a": 2, "b": 1}),
+    )
+    query = MemoryQuery(tags=["t"], filters={"a": 1, "b": 1})
+    assert await contents(store, query) == [1]
+
+
+async def test_too_many_tags_are_refused_before_io(tmp_path: Path) -> None:
+    """More than MAX_TAGS distinct query tags raise UnsupportedMemoryQuery naming tags."""
+    closed = SQLiteMemoryStore(tmp_path / "m.db")
+    await closed.close()
+    tags = [f"t{n}" for n in range(MAX_TAGS + 1)]
+    with pytest.raises(UnsupportedMemoryQuery) as caught:
+        await closed.search(MemoryQuery(tags=tags))
+    assert caught.value.rejected_keys == ("tags",)

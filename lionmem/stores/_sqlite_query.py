@@ -9,25 +9,36 @@ needle, tags, filter keys and values) is a bound parameter. The rows it returns 
   equality on ``item_fields``; the caller confirms every filter with Python's ``==`` on the decoded
   metadata, which also decides the values SQL cannot (a ``Decimal``, a tuple, a custom ``__eq__``).
 
-One part of the query drives the scan, in this order of preference: a needle of three or more
-characters (the trigram index), a single tag, a non-null plain-JSON filter, else the items table.
-Each is read in ``seq`` order, so the caller can stop after ``limit`` confirmed rows.
+One predicate drives the scan; the others are checked on each row it yields. Every driver yields
+rows in ``seq`` (insertion) order, so the caller stops after ``limit`` confirmed rows. The choice:
+the tag and filter drivers count their rows, up to ``CAP``; the smallest drives if it holds fewer
+than ``CAP`` rows (a bounded amount of work), otherwise a needle of three or more characters drives
+through the trigram index (whose size cannot be counted cheaply), otherwise the smallest anyway.
+A driver that counts zero rows proves the answer empty. Without tags, filters and a long needle
+the items table is scanned in order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._sqlite_codec import canonical
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["MAX_TAGS", "SearchPlan", "plan_search"]
+__all__ = ["CAP", "MAX_TAGS", "Counter", "SearchDraft", "SearchPlan", "plan_search"]
 
 _COLUMNS = "i.id, i.created_at, i.metadata, i.content, i.tags"
 
 MAX_TAGS = 10_000
 """Most distinct tags one query may hold (one SQL parameter each); more raise UnsupportedMemoryQuery."""
+
+CAP = 4_000
+"""Rows a tag or filter driver may count before the trigram index is preferred to it."""
+
+Counter = Callable[[str, tuple[Any, ...]], int]
+"""Runs a ``SELECT count(*)`` statement with its parameters and returns the count."""
 
 
 class SearchPlan(NamedTuple):
@@ -36,6 +47,19 @@ class SearchPlan(NamedTuple):
     sql: str
     params: tuple[Any, ...]
     confirm: tuple[tuple[str, Any], ...]
+
+
+class _Driver(NamedTuple):
+    """One predicate, as the driving table of the scan or as a check on each row."""
+
+    source: str
+    order: str
+    drive: str
+    drive_params: tuple[Any, ...]
+    check: str
+    check_params: tuple[Any, ...]
+    count_sql: str
+    count_params: tuple[Any, ...]
 
 
 def _encodable(text: str) -> bool:
@@ -51,94 +75,141 @@ def _fts_phrase(needle: str) -> str:
     return '"' + needle.replace('"', '""') + '"'
 
 
-class _Builder:
-    """Collects the pieces of one statement; the first ``drive`` call picks the scanned table."""
+def _tags_driver(wanted: list[str]) -> _Driver:
+    if len(wanted) == 1:
+        return _Driver(
+            source="item_tags AS t CROSS JOIN items AS i ON i.seq = t.seq",
+            order="t.seq",
+            drive="t.tag = ?",
+            drive_params=(wanted[0],),
+            check="EXISTS (SELECT 1 FROM item_tags WHERE tag = ? AND seq = i.seq)",
+            check_params=(wanted[0],),
+            count_sql="SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag = ? LIMIT ?)",
+            count_params=(wanted[0], CAP),
+        )
+    # One placeholder per tag: SQLite's JSON functions cut a string at NUL. The list of seqs is
+    # computed once and sorted, so as the driver SQLite reads the items by those seqs in order.
+    marks = ", ".join("?" * len(wanted))
+    member = f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))"
+    return _Driver(
+        source="items AS i",
+        order="i.seq",
+        drive=member,
+        drive_params=tuple(wanted),
+        check=member,
+        check_params=tuple(wanted),
+        count_sql=f"SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag IN ({marks}) LIMIT ?)",
+        count_params=(*wanted, CAP),
+    )
+
+
+def _filter_driver(key: str, text: str) -> _Driver:
+    return _Driver(
+        source="item_fields AS f CROSS JOIN items AS i ON i.seq = f.seq",
+        order="f.seq",
+        drive="f.key = ? AND f.value = ?",
+        drive_params=(key, text),
+        check="EXISTS (SELECT 1 FROM item_fields WHERE key = ? AND value = ? AND seq = i.seq)",
+        check_params=(key, text),
+        count_sql="SELECT count(*) FROM (SELECT 1 FROM item_fields WHERE key = ? AND value = ? LIMIT ?)",
+        count_params=(key, text, CAP),
+    )
+
+
+class SearchDraft:
+    """A checked query, split into predicates; ``finish`` picks the driver and writes the SQL."""
 
     def __init__(self) -> None:
-        self.source = "items AS i"
-        self.order = "i.seq"
-        self.where: list[str] = []
-        self.params: list[Any] = []
-        self.driven = False
+        self.needle: str | None = None
+        self.trigram = False
+        self.candidates: list[_Driver] = []
+        self.null_keys: list[str] = []
+        self.confirm: tuple[tuple[str, Any], ...] = ()
 
-    def drive(self, source: str, order: str) -> None:
-        self.source, self.order, self.driven = source, order, True
+    def _choose(self, count: Counter) -> tuple[_Driver | None, bool]:
+        """Return the driver (``None``: the trigram index or a plain scan) and whether any row can match."""
+        if not self.candidates:
+            return None, True
+        if len(self.candidates) == 1 and not self.trigram:
+            return self.candidates[0], True
+        best: _Driver | None = None
+        best_rows = CAP + 1
+        for candidate in self.candidates:
+            rows = count(candidate.count_sql, candidate.count_params)
+            if rows == 0:
+                return candidate, False
+            if rows < best_rows:
+                best, best_rows = candidate, rows
+        if self.trigram and best_rows >= CAP:
+            return None, True
+        return best or self.candidates[0], True
 
-    def require(self, condition: str, *params: Any) -> None:
-        self.where.append(condition)
-        self.params.extend(params)
-
-    def sql(self) -> str:
-        sql = f"SELECT {_COLUMNS} FROM {self.source}"
-        if self.where:
-            sql += " WHERE " + " AND ".join(self.where)
-        return sql + f" ORDER BY {self.order}"
-
-
-def _add_text(plan: _Builder, text: str) -> bool:
-    needle = text.lower()
-    if not _encodable(needle):
-        return False  # stored text never holds a lone surrogate
-    if len(needle) >= 3 and "\x00" not in needle:
-        plan.drive(
-            "items_text CROSS JOIN items AS i ON i.seq = items_text.rowid", "items_text.rowid"
-        )
-        plan.require("items_text MATCH ?", _fts_phrase(needle))
-    plan.require("instr(i.text, ?) > 0", needle)
-    return True
-
-
-def _add_tags(plan: _Builder, tags: list[str]) -> bool:
-    # A tag that UTF-8 cannot encode equals no stored tag; leave it out of the SQL.
-    wanted = sorted({tag for tag in tags if _encodable(tag)})
-    if not wanted:
-        return False
-    if len(wanted) > MAX_TAGS:
-        raise UnsupportedMemoryQuery(["tags"])
-    if len(wanted) > 1:
-        # Evaluated once into a sorted list of seqs: unless something else drives, SQLite reads
-        # the items by those seqs in order (cost grows with the tags' items, not with the table).
-        # One placeholder per tag: SQLite's JSON functions cut a string at NUL.
-        marks = ", ".join("?" * len(wanted))
-        plan.require(f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))", *wanted)
-    elif plan.driven:
-        plan.require("EXISTS (SELECT 1 FROM item_tags WHERE tag = ? AND seq = i.seq)", wanted[0])
-    else:
-        plan.drive("item_tags AS t CROSS JOIN items AS i ON i.seq = t.seq", "t.seq")
-        plan.require("t.tag = ?", wanted[0])
-    return True
-
-
-def _add_filter(plan: _Builder, key: str, value: Any) -> None:
-    text = canonical(value)
-    if text is None or not _encodable(key):
-        return  # decided in Python only
-    if value is None:
-        plan.require(
-            "NOT EXISTS (SELECT 1 FROM item_fields WHERE seq = i.seq AND key = ? AND value <> 'null')",
-            key,
-        )
-    elif plan.driven:
-        plan.require(
-            "EXISTS (SELECT 1 FROM item_fields WHERE key = ? AND value = ? AND seq = i.seq)",
-            key,
-            text,
-        )
-    else:
-        plan.drive("item_fields AS f CROSS JOIN items AS i ON i.seq = f.seq", "f.seq")
-        plan.require("f.key = ? AND f.value = ?", key, text)
+    def finish(self, count: Counter) -> SearchPlan | None:
+        """Return the statement, or ``None`` when a count already proved that nothing matches."""
+        driver, possible = self._choose(count)
+        if not possible:
+            return None
+        where: list[str] = []
+        params: list[Any] = []
+        if driver is not None:
+            source, order = driver.source, driver.order
+            where.append(driver.drive)
+            params.extend(driver.drive_params)
+        elif self.trigram:
+            source = "items_text CROSS JOIN items AS i ON i.seq = items_text.rowid"
+            order = "items_text.rowid"
+            where.append("items_text MATCH ?")
+            params.append(_fts_phrase(self.needle or ""))
+        else:
+            source, order = "items AS i", "i.seq"
+        if self.needle is not None:
+            where.append("instr(i.text, ?) > 0")
+            params.append(self.needle)
+        for candidate in self.candidates:
+            if candidate is not driver:
+                where.append(candidate.check)
+                params.extend(candidate.check_params)
+        for key in self.null_keys:
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM item_fields "
+                "WHERE seq = i.seq AND key = ? AND value <> 'null')"
+            )
+            params.append(key)
+        sql = f"SELECT {_COLUMNS} FROM {source}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return SearchPlan(sql + f" ORDER BY {order}", tuple(params), self.confirm)
 
 
-def plan_search(query: MemoryQuery) -> SearchPlan | None:
-    """Return the plan for ``query``, or ``None`` when no stored item can match it."""
-    plan = _Builder()
-    if query.text and not _add_text(plan, query.text):
-        return None
-    if query.tags and not _add_tags(plan, query.tags):
-        return None
-    confirm: tuple[tuple[str, Any], ...] = ()
+def plan_search(query: MemoryQuery) -> SearchDraft | None:
+    """Split ``query`` into predicates without I/O; ``None`` when no stored item can match it.
+
+    Raises ``UnsupportedMemoryQuery`` (naming ``tags``) for more than ``MAX_TAGS`` distinct tags.
+    """
+    draft = SearchDraft()
+    if query.text:
+        needle = query.text.lower()
+        if not _encodable(needle):
+            return None  # stored text never holds a lone surrogate
+        draft.needle = needle
+        # FTS5 reads a query string only up to a NUL, and trigrams need three characters.
+        draft.trigram = len(needle) >= 3 and "\x00" not in needle
+    if query.tags:
+        # A tag that UTF-8 cannot encode equals no stored tag; leave it out of the SQL.
+        wanted = sorted({tag for tag in query.tags if _encodable(tag)})
+        if not wanted:
+            return None
+        if len(wanted) > MAX_TAGS:
+            raise UnsupportedMemoryQuery(["tags"])
+        draft.candidates.append(_tags_driver(wanted))
     if query.filters:
-        confirm = tuple(query.filters.items())
-        for key, value in confirm:
-            _add_filter(plan, key, value)
-    return SearchPlan(plan.sql(), tuple(plan.params), confirm)
+        draft.confirm = tuple(query.filters.items())
+        for key, value in draft.confirm:
+            text = canonical(value)
+            if text is None or not _encodable(key):
+                continue  # decided in Python only
+            if value is None:
+                draft.null_keys.append(key)
+            else:
+                draft.candidates.append(_filter_driver(key, text))
+    return draft

@@ -45,7 +45,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from functools import partial
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Literal, Self, TypeVar
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -58,7 +58,7 @@ from lionmem.stores._sqlite_codec import (
     decode_item,
     encode_item,
 )
-from lionmem.stores._sqlite_query import plan_search
+from lionmem.stores._sqlite_query import SearchDraft, plan_search
 from lionmem.stores._sqlite_schema import (
     IncompatibleDatabaseError,
     delete_text,
@@ -309,12 +309,10 @@ class SQLiteMemoryStore:
         if not check_query(query, MANIFEST):
             return []  # limit=0: known without reading the file
         limit = query.limit
-        plan = plan_search(query)
-        if plan is None:
+        draft = plan_search(query)
+        if draft is None:
             return []
-        return await self._call(
-            lambda conn: _search(conn, plan.sql, plan.params, plan.confirm, limit)
-        )
+        return await self._call(partial(_search, draft=draft, limit=limit))
 
     # -- store-specific extras --------------------------------------------------------------
 
@@ -436,15 +434,13 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
 _decode_json = json.JSONDecoder().decode
 
 
-def _search(
-    conn: sqlite3.Connection,
-    sql: str,
-    params: tuple[Any, ...],
-    confirm: tuple[tuple[str, Any], ...],
-    limit: int,
-) -> list[MemoryItem]:
+def _search(conn: sqlite3.Connection, draft: SearchDraft, limit: int) -> list[MemoryItem]:
+    plan = draft.finish(lambda sql, params: int(conn.execute(sql, params).fetchone()[0]))
+    if plan is None:
+        return []
+    confirm = plan.confirm
     results: list[MemoryItem] = []
-    cursor = conn.execute(sql, params)
+    cursor = conn.execute(plan.sql, plan.params)
     try:
         while len(results) < limit:
             # Without Python-side filters every row is a result: fetch no more than needed.
