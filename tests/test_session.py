@@ -120,6 +120,14 @@ def test_branch_rejects_another_lion_class() -> None:
         Branch(metadata={"lion_class": "lionmem.Session"})
 
 
+@pytest.mark.parametrize(
+    "named", ["lionmem.session.Session", "lionmem.Session", "lionagi.session.session.Session"]
+)
+def test_session_accepts_its_own_lion_class(named: str) -> None:
+    """metadata lion_class may name Session (lionmem's names or lionagi's)."""
+    assert Session(metadata={"lion_class": named}).metadata == {"lion_class": named}
+
+
 def test_session_fields() -> None:
     """Session's fields are id, created_at, metadata, branches, default_branch, name and user."""
     assert list(Session.model_fields) == [
