@@ -441,13 +441,15 @@ def _search(conn: sqlite3.Connection, draft: SearchDraft, limit: int) -> list[Me
     confirm = plan.confirm
     results: list[MemoryItem] = []
     cursor = conn.execute(plan.sql, plan.params)
+    # Fetch only the rows still needed; when Python rejects some (filters SQL could only
+    # pre-select), fetch twice as many next time. Rows SQLite has not stepped to cost nothing.
+    growth = 1
     try:
         while len(results) < limit:
-            # Without Python-side filters every row is a result: fetch no more than needed.
-            wanted = _PAGE if confirm else min(limit - len(results), _PAGE)
-            rows = cursor.fetchmany(wanted)
+            rows = cursor.fetchmany(min((limit - len(results)) * growth, _PAGE))
             if not rows:
                 break
+            growth *= 2
             for row in rows:
                 if confirm:
                     try:
