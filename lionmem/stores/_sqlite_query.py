@@ -60,6 +60,8 @@ class _Driver(NamedTuple):
     check_params: tuple[Any, ...]
     count_sql: str
     count_params: tuple[Any, ...]
+    drive_many: str | None = None
+    """The driving condition to use instead of ``drive`` when the count reached ``CAP``."""
 
 
 def _encodable(text: str) -> bool:
@@ -87,19 +89,22 @@ def _tags_driver(wanted: list[str]) -> _Driver:
             count_sql="SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag = ? LIMIT ?)",
             count_params=(wanted[0], CAP),
         )
-    # One placeholder per tag: SQLite's JSON functions cut a string at NUL. The list of seqs is
-    # computed once and sorted, so as the driver SQLite reads the items by those seqs in order.
+    # One placeholder per tag: SQLite's JSON functions cut a string at NUL. Driving, the list of
+    # seqs is computed once and sorted, and SQLite reads the items by those seqs in order: cheap
+    # while the tags hold few items. Past CAP, the items are scanned in order instead, checking
+    # each (the tags are common then, so the scan soon finds ``limit`` of them).
     marks = ", ".join("?" * len(wanted))
-    member = f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))"
+    exists = f"EXISTS (SELECT 1 FROM item_tags WHERE tag IN ({marks}) AND seq = i.seq)"
     return _Driver(
         source="items AS i",
         order="i.seq",
-        drive=member,
+        drive=f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))",
         drive_params=tuple(wanted),
-        check=member,
+        check=exists,
         check_params=tuple(wanted),
         count_sql=f"SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag IN ({marks}) LIMIT ?)",
         count_params=(*wanted, CAP),
+        drive_many=exists,
     )
 
 
@@ -126,34 +131,41 @@ class SearchDraft:
         self.null_keys: list[str] = []
         self.confirm: tuple[tuple[str, Any], ...] = ()
 
-    def _choose(self, count: Counter) -> tuple[_Driver | None, bool]:
-        """Return the driver (``None``: the trigram index or a plain scan) and whether any row can match."""
+    def _choose(self, count: Counter) -> tuple[_Driver | None, int]:
+        """Return the driver (``None``: the trigram index or a plain scan) and its row count.
+
+        The count is ``CAP`` when it was not taken, and ``0`` when it proves nothing matches.
+        """
         if not self.candidates:
-            return None, True
+            return None, CAP
         if len(self.candidates) == 1 and not self.trigram:
-            return self.candidates[0], True
+            only = self.candidates[0]
+            return only, CAP if only.drive_many is None else count(
+                only.count_sql, only.count_params
+            )
         best: _Driver | None = None
         best_rows = CAP + 1
         for candidate in self.candidates:
             rows = count(candidate.count_sql, candidate.count_params)
             if rows == 0:
-                return candidate, False
+                return candidate, 0
             if rows < best_rows:
                 best, best_rows = candidate, rows
         if self.trigram and best_rows >= CAP:
-            return None, True
-        return best or self.candidates[0], True
+            return None, CAP
+        return best or self.candidates[0], best_rows
 
     def finish(self, count: Counter) -> SearchPlan | None:
         """Return the statement, or ``None`` when a count already proved that nothing matches."""
-        driver, possible = self._choose(count)
-        if not possible:
+        driver, rows = self._choose(count)
+        if rows == 0:
             return None
         where: list[str] = []
         params: list[Any] = []
         if driver is not None:
             source, order = driver.source, driver.order
-            where.append(driver.drive)
+            many = driver.drive_many is not None and rows >= CAP
+            where.append(driver.drive_many if many and driver.drive_many else driver.drive)
             params.extend(driver.drive_params)
         elif self.trigram:
             source = "items_text CROSS JOIN items AS i ON i.seq = items_text.rowid"
