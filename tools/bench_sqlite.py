@@ -247,6 +247,12 @@ def langgraph_put_normal(path: Path, fresh: list[dict[str, Any]]) -> list[float]
 # -------------------------------------------------------------------------------- report
 
 
+def file_mib(path: Path) -> float:
+    """The database's size on disk, its WAL included, in MiB."""
+    files = [path, path.with_name(path.name + "-wal")]
+    return sum(file.stat().st_size for file in files if file.exists()) / 2**20
+
+
 def run_size(size: int, directory: Path, seed: int) -> dict[str, Any]:
     data = records(size + 2 * PUTS, seed)
     base, fresh, fresh_normal = data[:size], data[size : size + PUTS], data[size + PUTS :]
@@ -277,6 +283,7 @@ def run_size(size: int, directory: Path, seed: int) -> dict[str, Any]:
     return {
         "size": size,
         "fill_seconds": {"lionmem": fill_ours, "langgraph": fill_theirs},
+        "file_mib": {"lionmem": file_mib(ours), "langgraph": file_mib(theirs)},
         "comparison": comparison,
         "searches": [
             {"search": label, "median_us": med, "p95_us": p95, "hits": hits}
@@ -296,7 +303,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         fill = result["fill_seconds"]
         lines += [
             f"**{size:,} items** (filled in {fill['lionmem']:.1f} s by lionmem `store_many`, "
-            f"{fill['langgraph']:.1f} s by LangGraph `batch`)",
+            f"{fill['langgraph']:.1f} s by LangGraph `batch`; files of "
+            f"{result['file_mib']['lionmem']:.1f} MiB and {result['file_mib']['langgraph']:.1f} MiB)",
             "",
             "| operation | lionmem | LangGraph SqliteStore | LangGraph / lionmem |",
             "|---|---:|---:|---:|",
