@@ -43,6 +43,12 @@ def add_conformance_command(commands: Any) -> None:
         "--examples", type=int, help="random examples of the reference-search profile"
     )
     parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds one case may take before it fails as hung (default 300; 0: no limit)",
+    )
+    parser.add_argument(
         "--case",
         action="append",
         dest="cases",
@@ -91,7 +97,7 @@ async def load_harness(target: str) -> Any:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from lionmem.conformance import DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
+    from lionmem.conformance import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
 
     try:
         for name in args.cases or ():
@@ -105,6 +111,7 @@ async def _main(args: argparse.Namespace) -> int:
         seed=DEFAULT_SEED if args.seed is None else args.seed,
         examples=REFERENCE_EXAMPLES if args.examples is None else args.examples,
         cases=args.cases,
+        timeout=CASE_TIMEOUT if args.timeout is None else (args.timeout or None),
     )
     print(report.format_table())
     if args.json is not None:

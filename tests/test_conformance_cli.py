@@ -25,6 +25,12 @@ FACTORIES = """
     def not_a_harness():
         return 42
 
+    class Hanging(FakeHarness):
+        async def reset(self):
+            import asyncio
+
+            await asyncio.Event().wait()
+
     HARNESS = FakeHarness()
 """
 
@@ -104,6 +110,16 @@ def test_seed_option_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
     """--seed is the seed the table's header names."""
     main(["conformance", HONEST, "--seed", "42", "--case", "protocols"])
     assert ", seed 42, " in capsys.readouterr().out.splitlines()[0]
+
+
+def test_timeout_option_bounds_each_case(
+    factories: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--timeout fails a case that does not finish in time, with the limit in the reason."""
+    status = main(
+        ["conformance", f"{factories}:Hanging", "--timeout", "0.05", "--case", "protocols"]
+    )
+    assert (status, "the case did not finish within 0.05 s" in capsys.readouterr().out) == (1, True)
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,20 @@ IN_A_CLASS = """
         def memory_adapter_harness(self):
             return FakeHarness()
 """
+HANGING = """
+    import asyncio
+
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    class Hanging(FakeHarness):
+        async def reset(self):
+            await asyncio.Event().wait()
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return Hanging()
+"""
 REVERSED = """
     import pytest
     from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
@@ -135,6 +149,12 @@ def test_seed_option_reaches_the_randomised_cases(tmp_path: Path) -> None:
     """--lionmem-seed sets the seed the reference profile reports."""
     run = _pytest(tmp_path, REVERSED, "--lionmem-seed", "5", "-k", "reference_search_profile")
     assert "repeat with run(harness, seed=5, cases=['reference_search_profile'])" in run.stdout
+
+
+def test_timeout_option_bounds_each_case(tmp_path: Path) -> None:
+    """--lionmem-timeout fails a case that does not finish in time."""
+    run = _pytest(tmp_path, HANGING, "--lionmem-timeout", "0.05", "-k", "protocols")
+    assert "the case did not finish within 0.05 s" in run.stdout
 
 
 def test_explicit_plugin_option_does_not_register_it_twice(tmp_path: Path) -> None:

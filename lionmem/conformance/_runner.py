@@ -18,8 +18,10 @@ DEFAULT_SEED = 20260709
 """Seed of the randomised cases when none is given: every run checks the same examples."""
 REFERENCE_EXAMPLES = 200
 """Random examples of the reference-search profile (each: one store, five queries)."""
-CASE_TIMEOUT = 120.0
-"""Seconds one case may take before it fails as hung (the profile runs ~1000 searches)."""
+CASE_TIMEOUT = 300.0
+"""Seconds one case may take before it fails as hung. The reference-search profile is the longest
+case (about 200 resets, up to 2,000 writes and 1,000 searches): a networked adapter may need more,
+or ``None`` for no limit."""
 
 
 def _check_harness(harness: object) -> None:
@@ -115,7 +117,8 @@ async def run(
     selected = _select(cases)
     try:
         try:
-            manifest: MemoryAdapterManifest | None = (await _open(harness))[1]
+            async with asyncio.timeout(timeout):
+                manifest: MemoryAdapterManifest | None = (await _open(harness))[1]
         except Exception:
             manifest = None  # every case then fails with its own account of what went wrong
         results = [

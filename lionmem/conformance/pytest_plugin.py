@@ -13,9 +13,9 @@ Wherever a test module (or test class) defines that fixture, the plugin adds the
 a failed case fails with the reason, a case that does not apply is skipped with the reason. Each
 test resets the harness first and closes it afterwards, so give the fixture function scope (the
 default) or make ``close`` harmless to repeat. The fixture should be a plain (synchronous) fixture;
-the suite runs each case in its own event loop. Options: ``--lionmem-seed`` and
-``--lionmem-examples``. Without auto-loading (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pass
-``-p lionmem.conformance.pytest_plugin``.
+the suite runs each case in its own event loop. Options: ``--lionmem-seed``,
+``--lionmem-examples`` and ``--lionmem-timeout``. Without auto-loading
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pass ``-p lionmem.conformance.pytest_plugin``.
 """
 
 from __future__ import annotations
@@ -52,31 +52,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="random examples of the reference-search profile (default: 200)",
     )
+    group.addoption(
+        "--lionmem-timeout",
+        type=float,
+        default=None,
+        help="seconds one conformance case may take (default: 300; 0: no limit)",
+    )
 
 
 async def _run_one(
-    harness: MemoryAdapterHarness, case: str, seed: int, examples: int
+    harness: MemoryAdapterHarness,
+    case: str,
+    seed: int,
+    examples: int,
+    timeout: float | None = None,
 ) -> CaseResult:
     from lionmem.conformance._runner import run_case
 
     try:
-        return await run_case(harness, case, seed=seed, examples=examples)
+        return await run_case(harness, case, seed=seed, examples=examples, timeout=timeout)
     finally:
         await harness.close()
 
 
 def _check(case: str, harness: Any, config: pytest.Config) -> None:
     """Run one case against ``harness``; fail or skip the current test with the case's reason."""
-    from lionmem.conformance._runner import DEFAULT_SEED, REFERENCE_EXAMPLES
+    from lionmem.conformance._runner import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES
 
     seed = config.getoption("lionmem_seed")
     examples = config.getoption("lionmem_examples")
+    timeout = config.getoption("lionmem_timeout")
     result = asyncio.run(
         _run_one(
             harness,
             case,
             DEFAULT_SEED if seed is None else seed,
             REFERENCE_EXAMPLES if examples is None else examples,
+            CASE_TIMEOUT if timeout is None else (timeout or None),
         )
     )
     if result.status == "failed":
