@@ -92,10 +92,6 @@ def case_named(name: str) -> Case:
     raise KeyError(msg)
 
 
-def _fail(message: str) -> CaseFailed:
-    return CaseFailed(message)
-
-
 # --- Structural surface ---------------------------------------------------------------------
 
 
@@ -108,14 +104,14 @@ async def _protocols(ctx: CaseContext) -> str | None:
     store = ctx.store
     if not isinstance(store, MemoryStore):
         msg = f"{type(store).__name__} does not satisfy MemoryStore (store, retrieve, search)"
-        raise _fail(msg)
+        raise CaseFailed(msg)
     if not isinstance(store, ExternalMemoryStore):
         msg = f"{type(store).__name__} does not satisfy ExternalMemoryStore (no manifest property)"
-        raise _fail(msg)
+        raise CaseFailed(msg)
     for method in ("store", "retrieve", "search"):
         if not inspect.iscoroutinefunction(getattr(store, method)):
             msg = f"{type(store).__name__}.{method} is not a coroutine function (ADR-0092 D2: async methods)"
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -130,7 +126,7 @@ async def _manifest_valid_and_stable(ctx: CaseContext) -> str | None:
         MemoryAdapterManifest.model_validate(manifest.model_dump())
     except ValidationError as exc:
         msg = f"the manifest does not validate (built with model_construct?): {exc}"
-        raise _fail(msg) from exc
+        raise CaseFailed(msg) from exc
     item = ctx.item(tags=["stable"])
     await ctx.store_items(item)
     await ctx.retrieve(item.id)
@@ -141,7 +137,7 @@ async def _manifest_valid_and_stable(ctx: CaseContext) -> str | None:
             "store.manifest changed while the store was used; ADR-0093 D1: the manifest is "
             f"stable for the adapter instance's lifetime (first {manifest!r}, then {again!r})"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -161,7 +157,7 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
                 f"store() returned {short(returned)} ({type(returned).__name__}) for an item "
                 f"with id {item.id}; ADR-0093 D2: a successful store returns item.id as a UUID"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -185,7 +181,7 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
                 f"retrieve() returned {name}={short(getattr(got, name))} for stored "
                 f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -204,7 +200,7 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
             continue  # D3: a value the adapter cannot represent is refused before transport.
         except Exception as exc:
             msg = f"store() of content {short(content)} raised {type(exc).__name__}: {exc}"
-            raise _fail(msg) from exc
+            raise CaseFailed(msg) from exc
         accepted += 1
         got = await ctx.retrieve_stored(item)
         if not same_value(got.content, content):
@@ -213,7 +209,7 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
                 f"{short(got.content)} ({type(got.content).__name__}); ADR-0093 D3: content is an "
                 "anchor, so a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
 
 
@@ -233,7 +229,7 @@ async def _retrieve_created_at(ctx: CaseContext) -> str | None:
             f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
             f"retrieve() returned created_at={got.created_at!r} for stored {FIXED_CREATED_AT!r}"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -255,7 +251,7 @@ async def _unknown_id_returns_none(ctx: CaseContext) -> str | None:
             f"retrieve() of an id that was never stored returned a MemoryItem (id {got.id}); "
             "ADR-0093 D3: retrieve is identity lookup, an unknown id returns None, never a search result"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -280,7 +276,7 @@ async def _foreign_record_returns_none(ctx: CaseContext) -> str | None:
             f"(content {short(got.content)}); ADR-0093 D3: a record of another kind returns None, "
             "it is never coerced"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -318,7 +314,7 @@ async def _no_silent_field_loss(ctx: CaseContext) -> str | None:
             + "; ".join(lost)
             + ". ADR-0093 D3: an unrepresentable field is refused or listed as dropped"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -341,7 +337,7 @@ async def _dropped_fields_accepted(ctx: CaseContext) -> str | None:
             f"manifest claims {ctx.claim('dropped_item_fields')} (stored without them), but "
             f"store() of an item carrying them raised {type(exc).__name__}: {exc}"
         )
-        raise _fail(msg) from exc
+        raise CaseFailed(msg) from exc
     await ctx.retrieve_stored(item)
     return None
 
@@ -363,7 +359,7 @@ async def _search_returns_memory_items(ctx: CaseContext) -> str | None:
                 MemoryItem.model_validate(hit.model_dump())
             except (ValidationError, ValueError, TypeError) as exc:
                 msg = f"search() returned a MemoryItem that does not validate: {exc}"
-                raise _fail(msg) from exc
+                raise CaseFailed(msg) from exc
     return None
 
 
@@ -384,7 +380,7 @@ async def _limit_positive(ctx: CaseContext) -> str | None:
                 f"search(limit={limit}) over 5 stored items returned {len(hits)} hits; "
                 "ADR-0093 D2: a positive limit N returns at most N, and the first page is not empty"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -394,7 +390,7 @@ async def _limit_zero_without_io(ctx: CaseContext) -> str | None:
     hits = await ctx.search(MemoryQuery(limit=0))
     if hits:
         msg = f"search(limit=0) returned {len(hits)} hits; ADR-0093 D3: limit=0 returns []"
-        raise _fail(msg)
+        raise CaseFailed(msg)
     await ctx.harness.make_transport_unavailable()
     try:
         hits = await ctx.store.search(MemoryQuery(limit=0))
@@ -403,10 +399,10 @@ async def _limit_zero_without_io(ctx: CaseContext) -> str | None:
             "search(limit=0) reached the transport (with the transport down it raised "
             "MemoryAdapterUnavailable); ADR-0093 D3: limit=0 returns [] without transport"
         )
-        raise _fail(msg) from exc
+        raise CaseFailed(msg) from exc
     if hits != []:
         msg = f"search(limit=0) returned {short(hits)} with the transport down, not []"
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -421,20 +417,20 @@ async def _expect_rejection(
                 f"{claim}; UnsupportedMemoryQuery named {list(exc.rejected_keys)} where every "
                 f"rejected key, sorted, is {list(expected)}"
             )
-            raise _fail(msg) from exc
+            raise CaseFailed(msg) from exc
         wanted = "unsupported memory query keys: " + ", ".join(expected)
         if str(exc) != wanted:
             msg = f"{claim}; the error message is {str(exc)!r}, not {wanted!r}"
-            raise _fail(msg) from exc
+            raise CaseFailed(msg) from exc
         return
     except Exception as exc:
         msg = f"{claim}, but search() raised {type(exc).__name__}: {exc}"
-        raise _fail(msg) from exc
+        raise CaseFailed(msg) from exc
     msg = (
         f"{claim}, but search() returned {len(result) if isinstance(result, list) else short(result)}"
         f"{' hits' if isinstance(result, list) else ''} instead of raising UnsupportedMemoryQuery"
     )
-    raise _fail(msg)
+    raise CaseFailed(msg)
 
 
 @case(
@@ -472,7 +468,7 @@ async def _empty_query_first_page(ctx: CaseContext) -> str | None:
                 "others); ADR-0093 D3: an empty query returns the backend's first page up to the "
                 "limit, it is not translated into a magic search string"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -546,7 +542,7 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
                 f"manifest claims filter key {key!r} is supported ({claim}), but "
                 f"search(filters={{{key!r}: 'match'}}) " + " and ".join(problems)
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return f"keys checked: {', '.join(repr(key) for key in keys)}"
 
 
@@ -570,7 +566,7 @@ async def _search_hit_tags(ctx: CaseContext) -> str | None:
             f"manifest claims {ctx.claim('search_returns_tags')}, but the search hit carried "
             f"tags {hit.tags!r} for stored tags {item.tags!r}"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -592,7 +588,7 @@ async def _tag_search_selects(ctx: CaseContext) -> str | None:
             + ("returned the item tagged only 't-beta'" if other.id in got else "")
             + "; tags are a portable input axis of MemoryQuery (ADR-0093 D3)"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -603,7 +599,7 @@ async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
             "search() did not return a stored item after make_search_index_visible() "
             f"({ctx.claim('search_consistency')})"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return hits[0]
 
 
@@ -627,7 +623,7 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
             f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned metadata "
             f"{short(got.metadata)} for stored {short(NESTED_METADATA)}"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -654,7 +650,7 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
                 f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
                 f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
             )
-            raise _fail(msg)
+            raise CaseFailed(msg)
     return None
 
 
@@ -676,14 +672,14 @@ async def _search_visibility(ctx: CaseContext) -> str | None:
             f"manifest claims {ctx.claim('search_consistency')}, but search() right after a "
             "successful store() did not return the item (before make_search_index_visible())"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     await ctx.harness.make_search_index_visible()
     if item.id not in await ctx.search_ids(MemoryQuery()):
         msg = (
             f"manifest claims {ctx.claim('search_consistency')}, but search() did not return a "
             "stored item even after make_search_index_visible()"
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -720,7 +716,7 @@ async def _transport_outage(ctx: CaseContext) -> str | None:
             "ADR-0093 D4: with the transport down every explicit call raises "
             "MemoryAdapterUnavailable (no None/[]/UUID fallback), but " + "; ".join(broken)
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 
@@ -744,12 +740,12 @@ async def _rejected_write_raises(ctx: CaseContext) -> str | None:
         return None
     except Exception as exc:
         msg = f"a refused write raised {type(exc).__name__}: {exc}, not MemoryAdapterError"
-        raise _fail(msg) from exc
+        raise CaseFailed(msg) from exc
     msg = (
         f"ADR-0093 D3: a rejected remote write raises MemoryAdapterError without returning a "
         f"UUID, but store() returned {short(returned)}"
     )
-    raise _fail(msg)
+    raise CaseFailed(msg)
 
 
 # --- Malformed response ---------------------------------------------------------------------
@@ -789,7 +785,7 @@ async def _malformed_response_raises(ctx: CaseContext) -> str | None:
             "ADR-0093 D4: a malformed service payload raises MemoryAdapterError (native error "
             "chained), but " + "; ".join(broken)
         )
-        raise _fail(msg)
+        raise CaseFailed(msg)
     return None
 
 

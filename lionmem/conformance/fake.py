@@ -88,6 +88,8 @@ class FakeBehaviour:
     """An empty query is sent as the text '*' instead of as a first-page listing."""
     returns_native_ids: bool = False
     """store() returns the service's string id instead of the item's UUID."""
+    unstable_manifest: bool = False
+    """The manifest changes once the adapter has been used (a capability downgrade mid-life)."""
 
     @classmethod
     def switches(cls) -> tuple[str, ...]:
@@ -263,14 +265,21 @@ class FakeMemoryAdapter:
         self._service = service
         self._manifest = manifest
         self._behaviour = behaviour
+        self._used = False
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
         """The immutable claims of this adapter instance."""
+        if self._behaviour.unstable_manifest and self._used:
+            flipped = (
+                "eventual" if self._manifest.search_consistency == "immediate" else "immediate"
+            )
+            return self._manifest.model_copy(update={"search_consistency": flipped})
         return self._manifest
 
     async def store(self, item: MemoryItem) -> UUID:
         """Write ``item``; refuse what cannot be represented before any I/O."""
+        self._used = True
         if not isinstance(item, MemoryItem):
             msg = f"store() takes a MemoryItem, got {type(item).__name__}"
             raise TypeError(msg)
@@ -304,6 +313,7 @@ class FakeMemoryAdapter:
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Look ``item_id`` up by identity; ``None`` when unknown or not a memory record."""
+        self._used = True
         try:
             key = item_id if isinstance(item_id, UUID) else UUID(str(item_id))
         except ValueError:
@@ -332,6 +342,7 @@ class FakeMemoryAdapter:
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Search the service; rejected queries raise before any I/O, limit 0 needs none."""
+        self._used = True
         lie = self._behaviour
         if not lie.no_query_guard and not check_query(query, self._manifest):
             return []
