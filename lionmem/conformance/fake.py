@@ -23,8 +23,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any, cast
 from uuid import UUID, uuid4
 
-from pydantic import ValidationError
-
 from lionmem.conformance._values import same_value
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
@@ -338,7 +336,7 @@ class FakeMemoryAdapter:
         is_memory = record.get("kind") == "memory"
         if not is_memory and not lie.coerces_foreign_records:
             return None
-        return self._project(record, tags_required=is_memory)
+        return self._project(record, tags_optional=not is_memory)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Search the service; rejected queries raise before any I/O, limit 0 needs none."""
@@ -358,44 +356,50 @@ class FakeMemoryAdapter:
             raise MemoryAdapterUnavailable(msg) from exc
         if lie.native_search_hits:
             return cast("list[MemoryItem]", records)
-        hits = [self._project(record, tags_required=False) for record in records]
+        hits = [self._project(record, tags_optional=True) for record in records]
         return [hit for hit in hits if hit is not None]
 
-    def _project(self, record: Record, *, tags_required: bool) -> MemoryItem | None:
-        """Build a new MemoryItem from a record, or raise MemoryAdapterError when it is malformed."""
-        fields_: dict[str, Any] = {
-            "id": record.get("id"),
-            "content": record.get("content"),
-            "tags": record.get("tags", [] if not tags_required else None),
-        }
-        if "created_at" in record:
-            fields_["created_at"] = record["created_at"]
-        if "metadata" in record:
-            fields_["metadata"] = record["metadata"]
-        problem = None
-        if not {"id", "content"} <= record.keys():
-            problem = f"the record lacks {sorted({'id', 'content'} - record.keys())}"
-        elif "created_at" in record and not isinstance(record["created_at"], float | int):
-            problem = "created_at is not a number"
-        if problem is None:
-            try:
-                return MemoryItem.model_validate(fields_)
-            except ValidationError as exc:
-                if not self._behaviour.malformed_responses:
-                    msg = f"the fake service returned a malformed record: {exc}"
-                    raise MemoryAdapterError(msg) from exc
-        elif not self._behaviour.malformed_responses:
-            msg = f"the fake service returned a malformed record: {problem}"
-            raise MemoryAdapterError(msg)
-        return self._salvage(record)
-
-    @staticmethod
-    def _salvage(record: Record) -> MemoryItem | None:
-        # The malformed_responses defect: keep whatever validates, default the rest.
+    def _project(self, record: Record, *, tags_optional: bool) -> MemoryItem | None:
+        """Build a new MemoryItem from a service record; a malformed record raises MemoryAdapterError."""
         try:
-            return MemoryItem(id=record.get("id"), content=record.get("content"))
-        except (ValidationError, ValueError):
-            return None
+            return _memory_item(record, tags_optional=tags_optional)
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+        ) as exc:  # pydantic's ValidationError is a ValueError
+            if self._behaviour.malformed_responses:
+                return _salvage(record)
+            msg = f"the fake service returned a malformed record: {exc!r}"
+            raise MemoryAdapterError(msg) from exc
+
+
+def _memory_item(record: Record, *, tags_optional: bool) -> MemoryItem:
+    """Project a record strictly: the keys the wire format requires, values that validate as they are."""
+    fields_: dict[str, Any] = {
+        "id": record["id"],
+        "content": record["content"],
+        # Search hits may lack tags (tagless_search_hits, declared as search_returns_tags=False).
+        "tags": record.get("tags", []) if tags_optional else record["tags"],
+    }
+    # Absent when the service drops them (dropped_fields, declared): MemoryItem's defaults apply.
+    for name in ("created_at", "metadata"):
+        if name in record:
+            fields_[name] = record[name]
+    created_at = fields_.get("created_at", 0.0)
+    if isinstance(created_at, bool) or not isinstance(created_at, int | float):
+        # MemoryItem would parse a date string; the wire format says a number, so anything else is wrong.
+        msg = f"created_at is {type(created_at).__name__}, not a number"
+        raise TypeError(msg)
+    return MemoryItem.model_validate(fields_)
+
+
+def _salvage(record: Record) -> MemoryItem | None:
+    """The malformed_responses defect: keep whatever validates, default the rest, or give up."""
+    try:
+        return MemoryItem(id=record.get("id"), content=record.get("content"))
+    except ValueError:
+        return None
 
 
 class FakeHarness:
