@@ -1,0 +1,349 @@
+"""The store's text cache stays exact: contents changed after ``store`` are always seen.
+
+lionmem's ``InMemoryStore`` remembers the lowered text of ``str`` contents between searches
+(issue 7). The reference (lionagi 0.36.0) lowers ``str(content)`` on every search, so it sees
+every change made to an item after ``store``. These tests change contents after searches have
+filled the cache (``str``, ``dict`` and ``list`` contents; in place and reassigned; replaced by
+``store``; a ``str`` subclass; a write straight into the item's ``__dict__``) and require the
+results of lionagi's store, in its order: first targeted cases, then a random differential test
+over stores large enough to span several scan chunks, then threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID, uuid4
+
+import lionagi
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+
+EXAMPLES = 300
+WORDS = ["Harbor", "river", "Quasar", "ΟΔΟΣ", "straße", "İstanbul", "None", "note", "[1", "'k'"]
+NEEDLES = ["harbor", "RIVER", "quasar", "ς", "ß", "i", "none", "note", "'", "[1", "k", "x", "1"]
+TAGS = ["a", "b", "c"]
+
+
+class Shouting(str):
+    """A str subclass whose str() differs from its value: it must never be served from the cache."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return self.upper() + " SHOUTED"
+
+
+class Twins:
+    """The same items in lionmem's store and in lionagi's, changed in lockstep."""
+
+    def __init__(self) -> None:
+        self.ours = InMemoryStore()
+        self.oracle = lionagi.InMemoryStore()
+        self.mine: list[MemoryItem] = []
+        self.theirs: list[Any] = []
+
+    async def add(self, content: Any, tags: list[str] | None = None, **fields: Any) -> int:
+        """Store one item in both stores (sharing the content object); return its index."""
+        spec = {"id": uuid4(), "content": content, "tags": tags or [], **fields}
+        mine, theirs = MemoryItem(**spec), lionagi.MemoryItem(**spec)
+        await self.ours.store(mine)
+        await self.oracle.store(theirs)
+        self.mine.append(mine)
+        self.theirs.append(theirs)
+        return len(self.mine) - 1
+
+    async def replace(self, index: int, content: Any) -> None:
+        """Store a new object with the id of item ``index`` (a replacement in place)."""
+        spec = {"id": self.mine[index].id, "content": content, "tags": list(self.mine[index].tags)}
+        mine, theirs = MemoryItem(**spec), lionagi.MemoryItem(**spec)
+        await self.ours.store(mine)
+        await self.oracle.store(theirs)
+        self.mine[index], self.theirs[index] = mine, theirs
+
+    def assign(self, index: int, content: Any) -> None:
+        """Reassign the content of item ``index`` in both stores (the very same object)."""
+        self.mine[index].content = content
+        self.theirs[index].content = content
+
+    async def same(self, **fields: Any) -> list[UUID]:
+        """Search both stores; require the same ids in the same order; return them."""
+        found = [item.id for item in await self.ours.search(MemoryQuery(**fields))]
+        expected = [item.id for item in await self.oracle.search(lionagi.MemoryQuery(**fields))]
+        assert found == expected, fields
+        return found
+
+
+async def test_reassigned_str_is_seen() -> None:
+    """After a search cached "Harbor view", reassigning another string changes what matches."""
+    twins = Twins()
+    index = await twins.add("Harbor view")
+    assert await twins.same(text="harbor") == [twins.mine[index].id]
+    twins.assign(index, "Mountain view")
+    assert await twins.same(text="harbor") == []
+    assert await twins.same(text="MOUNTAIN") == [twins.mine[index].id]
+
+
+async def test_equal_but_distinct_str_is_found() -> None:
+    """A reassigned string equal to the old one (another object) still matches."""
+    twins = Twins()
+    index = await twins.add("Harbor view")
+    await twins.same(text="view")
+    twins.assign(index, "".join(["Harbor", " ", "view"]))
+    assert await twins.same(text="harbor view") == [twins.mine[index].id]
+
+
+async def test_dict_changed_in_place_is_seen() -> None:
+    """A dict content changed in place after a search matches its new repr."""
+    twins = Twins()
+    content: dict[str, Any] = {"k": "Harbor"}
+    index = await twins.add(content)
+    assert await twins.same(text="harbor") == [twins.mine[index].id]
+    content["k"] = "river"
+    assert await twins.same(text="harbor") == []
+    content["new"] = [1, "Quasar"]
+    assert await twins.same(text="quasar") == [twins.mine[index].id]
+    content.clear()
+    assert await twins.same(text="{}") == [twins.mine[index].id]
+
+
+async def test_list_changed_in_place_is_seen() -> None:
+    """A list content changed in place after a search matches its new repr."""
+    twins = Twins()
+    content: list[Any] = ["Harbor"]
+    index = await twins.add(content)
+    await twins.same(text="harbor")
+    content.append("Quasar")
+    assert await twins.same(text="QUASAR") == [twins.mine[index].id]
+    content[0] = "river"
+    assert await twins.same(text="harbor") == []
+    del content[:]
+    assert await twins.same(text="[]") == [twins.mine[index].id]
+
+
+async def test_type_changes_are_seen() -> None:
+    """str -> dict -> list -> None -> str, each reassigned after a search, is seen each time."""
+    twins = Twins()
+    index = await twins.add("Harbor")
+    for content, needle in [
+        ({"harbor": 1}, "{'harbor': 1}"),
+        (["x", 2], "['x', 2]"),
+        (None, "none"),
+        (12, "12"),
+        ("Quasar", "quasar"),
+    ]:
+        await twins.same(text="harbor")
+        twins.assign(index, content)
+        assert await twins.same(text=needle) == [twins.mine[index].id]
+
+
+async def test_str_subclass_is_never_served_from_the_cache() -> None:
+    """A str subclass is converted with its own __str__ on every search, even when equal to a cached string."""
+    twins = Twins()
+    index = await twins.add("harbor")
+    assert await twins.same(text="harbor") == [twins.mine[index].id]
+    twins.assign(index, Shouting("harbor"))
+    assert await twins.same(text="shouted") == [twins.mine[index].id]
+    twins.assign(index, "harbor")
+    assert await twins.same(text="shouted") == []
+
+
+async def test_replacement_by_store_is_seen() -> None:
+    """store() of another object with the same id (same position) is searched with its own content."""
+    twins = Twins()
+    for word in WORDS:
+        await twins.add(word)
+    await twins.same(text="harbor")
+    await twins.replace(0, "river")
+    assert await twins.same(text="harbor") == []
+    assert await twins.same(text="river") == [twins.mine[0].id, twins.mine[1].id]
+
+
+async def test_write_into_the_items_dict_is_seen() -> None:
+    """Even a content written straight into item.__dict__ (no assignment hook) is seen."""
+    twins = Twins()
+    index = await twins.add("Harbor")
+    await twins.same(text="harbor")
+    twins.mine[index].__dict__["content"] = "river"
+    twins.theirs[index].__dict__["content"] = "river"
+    assert await twins.same(text="harbor") == []
+    assert await twins.same(text="river") == [twins.mine[index].id]
+
+
+async def test_changes_in_the_middle_of_a_long_store_with_limits() -> None:
+    """Across several chunks, with positive and negative limits, changes anywhere are seen."""
+    twins = Twins()
+    rng = random.Random(7)
+    for n in range(700):
+        await twins.add(f"{rng.choice(WORDS)} {n} {rng.choice(WORDS)}", tags=[rng.choice(TAGS)])
+    for needle in NEEDLES:
+        await twins.same(text=needle, limit=-1)
+    for index in (0, 1, 63, 64, 65, 300, 511, 699):
+        twins.assign(index, f"Changed Harbor {index}")
+    content: list[Any] = ["list"]
+    twins.assign(400, content)
+    content.append("Harbor in place")
+    for limit in (1, 5, 20, 100, 10**6, -1, -7):
+        await twins.same(text="harbor", limit=limit)
+        await twins.same(text="changed", tags=["a"], limit=limit)
+        await twins.same(text="in place", limit=limit)
+
+
+# ---------------------------------------------------------------- random differential test
+
+contents = st.one_of(
+    st.sampled_from(WORDS),
+    st.text(alphabet="aAhHrRbBoOqQ ΣςßİiI'1", max_size=10),
+    st.lists(st.sampled_from(WORDS), max_size=3),
+    st.dictionaries(st.sampled_from(["k", "Harbor"]), st.sampled_from(WORDS), max_size=2),
+    st.builds(Shouting, st.sampled_from(WORDS)),
+    st.none(),
+    st.integers(-20, 20),
+)
+changes = st.one_of(
+    st.tuples(st.just("assign"), st.integers(0, 10**6), contents),
+    st.tuples(st.just("replace"), st.integers(0, 10**6), contents),
+    st.tuples(st.just("in place"), st.integers(0, 10**6), st.sampled_from(WORDS)),
+    st.tuples(st.just("equal copy"), st.integers(0, 10**6), st.none()),
+    st.tuples(st.just("add"), st.integers(0, 0), contents),
+    st.tuples(
+        st.just("search"),
+        st.sampled_from([20, 1, 3, 10**6, -1, -3]),
+        st.tuples(st.sampled_from(NEEDLES), st.none() | st.sampled_from([["a"], ["b", "c"]])),
+    ),
+)
+
+
+def change_in_place(content: Any, word: str) -> bool:
+    """Change a list or dict content in place (both stores share it); False for other types."""
+    if isinstance(content, list):
+        content.append(word)
+        return True
+    if isinstance(content, dict):
+        content[word] = word
+        return True
+    return False
+
+
+async def replay(seed: int, size: int, steps: list[tuple[str, int, Any]]) -> None:
+    twins = Twins()
+    rng = random.Random(seed)
+    for n in range(size):
+        word = rng.choice(WORDS)
+        draw = rng.random()
+        content: Any = (
+            f"{word} {n}" if draw < 0.8 else [word, n] if draw < 0.9 else {"k": word, "n": n}
+        )
+        await twins.add(content, tags=[rng.choice(TAGS)])
+    for needle in NEEDLES[:4]:  # fill the cache everywhere before anything changes
+        await twins.same(text=needle, limit=-1)
+    for kind, where, value in steps:
+        index = where % len(twins.mine)
+        if kind == "assign":
+            twins.assign(index, value)
+        elif kind == "replace":
+            await twins.replace(index, value)
+        elif kind == "in place":
+            change_in_place(twins.mine[index].content, value)
+        elif kind == "equal copy" and type(twins.mine[index].content) is str:
+            twins.assign(index, "".join(list(twins.mine[index].content)))
+        elif kind == "add":
+            await twins.add(value, tags=["a"])
+        elif kind == "search":
+            needle, tags = value
+            await twins.same(text=needle, tags=tags, limit=where)
+    for needle in NEEDLES:
+        await twins.same(text=needle, limit=-1)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    size=st.sampled_from([1, 5, 63, 64, 65, 200]),
+    steps=st.lists(changes, max_size=25),
+)
+def test_same_results_as_lionagi_after_changes(
+    seed: int, size: int, steps: list[tuple[str, int, Any]]
+) -> None:
+    """After any mix of changes following cached searches, every search gives lionagi's ids in order."""
+    asyncio.run(replay(seed, size, steps))
+
+
+# ---------------------------------------------------------------- threads (L9)
+
+
+def test_threads_changing_and_searching_never_see_stale_text() -> None:
+    """Threads that reassign contents while others search raise nothing, and the end state is exact.
+
+    Each searching thread checks every result against the item's content as it was read: an
+    item returned for "harbor" must have held a Harbor string at some point of the run, and the
+    final searches, after all threads joined, must equal lionagi's on the same final contents.
+    """
+    count = 600
+    items = [MemoryItem(content=f"river {n}") for n in range(count)]
+    store = InMemoryStore()
+
+    async def fill() -> None:
+        for item in items:
+            await store.store(item)
+
+    asyncio.run(fill())
+    ever_harbor: set[UUID] = set()
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def writer(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(3000):
+            item = items[rng.randrange(count)]
+            text = rng.choice(["Harbor", "river", "Quasar"]) + f" {rng.random()}"
+            with lock:
+                if text.startswith("Harbor"):
+                    ever_harbor.add(item.id)
+                item.content = text
+
+    def reader() -> None:
+        async def run() -> None:
+            while not stop.is_set():
+                found = await store.search(MemoryQuery(text="harbor", limit=-1))
+                with lock:
+                    assert {item.id for item in found} <= ever_harbor
+
+        asyncio.run(run())
+
+    def guarded(target: Callable[..., None], *args: Any) -> Callable[[], None]:
+        def body() -> None:
+            try:
+                target(*args)
+            except BaseException as error:  # reported to the test thread
+                errors.append(error)
+
+        return body
+
+    readers = [threading.Thread(target=guarded(reader)) for _ in range(2)]
+    writers = [threading.Thread(target=guarded(writer, seed)) for seed in range(2)]
+    for thread in readers + writers:
+        thread.start()
+    for thread in writers:
+        thread.join(timeout=60)
+    stop.set()
+    for thread in readers:
+        thread.join(timeout=60)
+    assert errors == []
+    oracle = lionagi.InMemoryStore()
+
+    async def final() -> None:
+        for item in items:
+            await oracle.store(lionagi.MemoryItem(id=item.id, content=item.content))
+        for needle in ["harbor", "river", "quasar", "0."]:
+            ours = [i.id for i in await store.search(MemoryQuery(text=needle, limit=-1))]
+            theirs = [i.id for i in await oracle.search(lionagi.MemoryQuery(text=needle, limit=-1))]
+            assert ours == theirs
+
+    asyncio.run(final())
