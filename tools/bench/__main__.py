@@ -21,12 +21,13 @@ from importlib.metadata import version
 from itertools import count
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
-from lionmem import MemoryItem
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from tools.bench.contenders import CONTENDERS, Contender
 from tools.bench.footprint import construction, traced_bytes
 from tools.bench.report import evaluate_targets, write
-from tools.bench.timing import Job, Plan, Stats, measure
+from tools.bench.timing import Job, Plan, Stats, measure, set_clock
 from tools.bench.workload import MISSING, QUERIES, ItemSpec, QuerySpec, make_specs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +36,7 @@ ROUNDS = {1_000: 25, 10_000: 21, 100_000: 15}
 STORE_MAX_CALLS = 2_000  # per sample: keeps the stores close to their nominal size
 RETRIEVE_KEYS = 1_000
 WARM_ALL_TEXT = QuerySpec("warm the text cache", text=MISSING, limit=-1)
+COLD = "search text missing, cold cache"
 
 
 def _machine() -> str:
@@ -102,66 +104,101 @@ def _summary(stats: dict[str, Stats]) -> dict[str, Any]:
     return {"contenders": contenders, "ratios": ratios}
 
 
-def run_size(
-    loop: asyncio.AbstractEventLoop, n: int, seed: int, plan: Plan, names: list[str]
-) -> dict[str, Any]:
-    """Fill every contender with the same ``n`` items, then time every operation."""
-    say = print
-    say(f"N = {n:,}: building the workload", flush=True)
-    specs = make_specs(n, seed)
-    shared = [MemoryItem(**spec.kwargs()) for spec in specs]
-    contenders: dict[str, Contender] = {name: CONTENDERS[name]() for name in names}
-    memory: dict[str, float] = {}
-    for name, contender in contenders.items():
-        started = time.perf_counter()
-        memory[name] = traced_bytes(loop, contender.fill(specs, shared)) / n
-        say(f"  filled {name} in {time.perf_counter() - started:.1f} s", flush=True)
-    lionmem = contenders["lionmem"]
-    search = lionmem.search(WARM_ALL_TEXT, n)
-    assert search is not None
+def _repeat(arg: Any) -> Any:
+    def args(k: int) -> list[Any]:
+        return [arg] * k
 
-    async def warm() -> None:
-        await search[0](search[1])
+    return args
 
-    cache = traced_bytes(loop, warm) / n
 
+def _time_retrieves(
+    loop: asyncio.AbstractEventLoop,
+    contenders: dict[str, Contender],
+    hits: list[UUID],
+    misses: list[UUID],
+    plan: Plan,
+) -> dict[str, dict[str, Any]]:
     ops: dict[str, dict[str, Any]] = {}
-    rng = random.Random(f"{seed}:keys:{n}")
-    hits = rng.sample([spec.id for spec in specs], min(n, RETRIEVE_KEYS))
-    misses = [spec.id for spec in make_specs(RETRIEVE_KEYS, seed, stream=999_999)]
     for op, ids in (("retrieve hit", hits), ("retrieve miss", misses)):
         jobs: dict[str, Job] = {}
         answers: dict[str, list[str]] = {}
         for name, contender in contenders.items():
             keys = [contender.key(i) for i in ids]
             jobs[name] = Job(contender.retrieve, _cycle(keys))
-            found = loop.run_until_complete(contender.retrieve(keys[0]))
-            answers[name] = _ids(contender, found)
+            answers[name] = _ids(contender, loop.run_until_complete(contender.retrieve(keys[0])))
         _check_same(op, answers)
         ops[op] = _summary(measure(loop, jobs, plan))
-        say(f"  {op}: {_brief(ops[op])}", flush=True)
+        print(f"  {op}: {_brief(ops[op])}", flush=True)
+    return ops
 
+
+def _time_searches(
+    loop: asyncio.AbstractEventLoop, contenders: dict[str, Contender], n: int, plan: Plan
+) -> dict[str, dict[str, Any]]:
+    ops: dict[str, dict[str, Any]] = {}
     for query in QUERIES:
-        jobs = {}
-        answers = {}
+        jobs: dict[str, Job] = {}
+        answers: dict[str, list[str]] = {}
         for name, contender in contenders.items():
             call = contender.search(query, n)
             if call is None:
                 continue
             fn, arg = call
-
-            def repeat(k: int, arg: Any = arg) -> list[Any]:
-                return [arg] * k
-
-            jobs[name] = Job(fn, repeat)
+            jobs[name] = Job(fn, _repeat(arg))
             answers[name] = _ids(contender, loop.run_until_complete(fn(arg)))
         _check_same(query.name, answers)
         ops[query.name] = _summary(measure(loop, jobs, plan))
         ops[query.name]["matches"] = len(answers["lionmem"])
-        say(f"  {query.name}: {_brief(ops[query.name])}", flush=True)
+        print(f"  {query.name}: {_brief(ops[query.name])}", flush=True)
+    return ops
 
+
+def _time_cold_text(
+    loop: asyncio.AbstractEventLoop,
+    floor: Contender,
+    shared: list[MemoryItem],
+    n: int,
+    plan: Plan,
+) -> dict[str, Any]:
+    """The first text search after the items were stored: lionmem's worst case (empty cache).
+
+    Each lionmem sample searches a store filled just before (untimed); the floor has no cache,
+    so its call is the usual one.
+    """
+    spec = QuerySpec(COLD, text=MISSING, limit=-1)
+    floor_call = floor.search(spec, n)
+    assert floor_call is not None
+    query = MemoryQuery(**spec.fields(n))
+
+    async def first_search(store: InMemoryStore) -> list[MemoryItem]:
+        return await store.search(query)
+
+    def fresh_stores(k: int) -> list[InMemoryStore]:
+        stores = [InMemoryStore() for _ in range(k)]
+
+        async def fill() -> None:
+            for store in stores:
+                for item in shared:
+                    await store.store(item)
+
+        loop.run_until_complete(fill())
+        return stores
+
+    jobs = {
+        "lionmem": Job(first_search, fresh_stores),
+        "floor": Job(floor_call[0], _repeat(floor_call[1])),
+    }
+    entry = _summary(measure(loop, jobs, plan))
+    entry["informational"] = True
+    print(f"  {COLD}: {_brief(entry)}", flush=True)
+    return entry
+
+
+def _time_store(
+    loop: asyncio.AbstractEventLoop, contenders: dict[str, Contender], seed: int, plan: Plan
+) -> dict[str, Any]:
     streams = count(1)
-    jobs = {}
+    jobs: dict[str, Job] = {}
     for name, contender in contenders.items():
 
         def fresh(k: int, contender: Contender = contender) -> list[Any]:
@@ -175,8 +212,38 @@ def run_size(
         min_rounds=plan.min_rounds,
         max_calls=STORE_MAX_CALLS,
     )
-    stored = _summary(measure(loop, jobs, store_plan))
-    say(f"  store: {_brief(stored)}", flush=True)
+    entry = _summary(measure(loop, jobs, store_plan))
+    print(f"  store: {_brief(entry)}", flush=True)
+    return entry
+
+
+def run_size(
+    loop: asyncio.AbstractEventLoop, n: int, seed: int, plan: Plan, names: list[str]
+) -> dict[str, Any]:
+    """Fill every contender with the same ``n`` items, then time every operation."""
+    print(f"N = {n:,}: building the workload", flush=True)
+    specs = make_specs(n, seed)
+    shared = [MemoryItem(**spec.kwargs()) for spec in specs]
+    contenders: dict[str, Contender] = {name: CONTENDERS[name]() for name in names}
+    memory: dict[str, float] = {}
+    for name, contender in contenders.items():
+        started = time.perf_counter()
+        memory[name] = traced_bytes(loop, contender.fill(specs, shared)) / n
+        print(f"  filled {name} in {time.perf_counter() - started:.1f} s", flush=True)
+    search = contenders["lionmem"].search(WARM_ALL_TEXT, n)
+    assert search is not None
+
+    async def warm() -> None:
+        await search[0](search[1])
+
+    cache = traced_bytes(loop, warm) / n
+    rng = random.Random(f"{seed}:keys:{n}")
+    hits = rng.sample([spec.id for spec in specs], min(n, RETRIEVE_KEYS))
+    misses = [spec.id for spec in make_specs(RETRIEVE_KEYS, seed, stream=999_999)]
+    ops = _time_retrieves(loop, contenders, hits, misses, plan)
+    ops.update(_time_searches(loop, contenders, n, plan))
+    ops[COLD] = _time_cold_text(loop, contenders["floor"], shared, n, plan)
+    stored = _time_store(loop, contenders, seed, plan)  # last: it grows the stores
     return {
         "ops": {"store": stored, **ops},
         "memory_bytes_per_item": memory,
@@ -222,6 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="few rounds, for a smoke test")
     parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time samples with the thread's CPU time (default) or the wall clock",
+    )
+    parser.add_argument(
         "--contenders",
         default=",".join(CONTENDERS),
         help="comma-separated subset of %(default)s (lionmem and floor are always included)",
@@ -229,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
     names = [n for n in CONTENDERS if n in {"lionmem", "floor", *args.contenders.split(",")}]
+    set_clock(args.clock)
     started = time.perf_counter()
     loop = asyncio.new_event_loop()
     results: dict[str, Any] = {"sizes": {}}
@@ -253,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": time.perf_counter() - started,
+        "clock": "thread CPU time" if args.clock == "cpu" else "wall time",
         "command": command,
         "argv": sys.argv[1:] if argv is None else argv,
     }

@@ -14,13 +14,13 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
-from time import perf_counter_ns
 from typing import Any
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, Field
 
 from lionmem import MemoryItem
+from tools.bench.timing import clock
 from tools.bench.workload import ItemSpec
 
 __all__ = ["PlainItem", "construction", "traced_bytes"]
@@ -82,10 +82,10 @@ def construction(
             for name in turn:
                 cls = classes[name]
                 batch = [_kwargs(specs[(r * calls + i) % len(specs)], full) for i in range(calls)]
-                start = perf_counter_ns()
+                start = clock()
                 for kwargs in batch:
                     cls(**kwargs)
-                elapsed = perf_counter_ns() - start
+                elapsed = clock() - start
                 if r:  # round 0 warms up
                     samples[name].append(elapsed / calls)
             gc.collect()

@@ -41,6 +41,8 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     ops = results["sizes"][size]["ops"]
     rows: list[dict[str, Any]] = []
     for op, entry in ops.items():
+        if entry.get("informational"):
+            continue
         ratio = entry["ratios"]["lionmem/floor"]
         limit = _target(op)
         rows.append(
@@ -113,7 +115,9 @@ def _size_table(size: str, entry: dict[str, Any], largest: bool) -> list[str]:
             _ratio(ratios.get("lionmem/lionagi")),
             _ratio(ratios.get("lionmem/langgraph")),
         ]
-        if largest:
+        if largest and data.get("informational"):
+            cells += ["none", "n/a"]
+        elif largest:
             limit = _target(op)
             cells += [f"≤ {limit}x", "yes" if ratios["lionmem/floor"] <= limit else "**no**"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -141,7 +145,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Machine: {meta['machine']}. Python {meta['python']}, pydantic {meta['pydantic']}, "
         f"lionagi {meta['lionagi']}, LangGraph store (langgraph-checkpoint) {meta['langgraph']}. "
         f"Seed {meta['seed']}, commit {meta['commit']}, {meta['date']}, "
-        f"run time {meta['seconds']:.0f} s. Reproduce: `{meta['command']}`.",
+        f"run time {meta['seconds']:.0f} s, clock: {meta['clock']}. "
+        f"Reproduce: `{meta['command']}`.",
         "",
         "Medians of per-call times over interleaved samples (µs per call; each sample averages "
         "many calls). Ratios are taken between medians of the same run. The floor is a plain "
@@ -206,7 +211,7 @@ def chart(results: dict[str, Any], path: Path) -> None:
     left.grid(axis="x", which="major", alpha=0.3)
     left.set_title(f"Time per call, N = {int(size):,}")
     ratios = [ops[op]["ratios"]["lionmem/floor"] for op in names]
-    limits = [_target(op) for op in names]
+    limits = [float("inf") if ops[op].get("informational") else _target(op) for op in names]
     right.barh(
         range(len(names)),
         ratios,
@@ -216,7 +221,8 @@ def chart(results: dict[str, Any], path: Path) -> None:
         ],
     )
     for row, (value, limit) in enumerate(zip(ratios, limits, strict=True)):
-        right.plot([limit, limit], [row - 0.4, row + 0.4], color="black", linewidth=1.5)
+        if limit != float("inf"):
+            right.plot([limit, limit], [row - 0.4, row + 0.4], color="black", linewidth=1.5)
         right.text(value, row, f" {value:.2f}x", va="center", fontsize="small")
     right.axvline(1.0, color=COLORS["floor"], linestyle=":", linewidth=1)
     right.set_xlabel("lionmem / floor (black tick: target)")

@@ -1,8 +1,11 @@
 """Samples and medians: the contenders of one operation are interleaved round by round.
 
 A sample awaits the same call ``k`` times in a row inside one coroutine and divides the elapsed
-``perf_counter_ns`` by ``k``; ``k`` is calibrated per contender so that a sample lasts about
-``target_ns``. Each round takes one sample of every contender, in an order rotated from round to
+time by ``k``; ``k`` is calibrated per contender so that a sample lasts about ``target_ns``. The
+clock is the benchmark thread's CPU time (``time.thread_time_ns``) by default: on a shared
+machine it leaves out the moments when the operating system runs other processes, which wall
+time would charge to whichever contender was running (every contender runs in this one thread,
+event loop included). ``set_clock("wall")`` switches to ``perf_counter_ns``. Each round takes one sample of every contender, in an order rotated from round to
 round, so that a noisy moment on the shared machine hits all of them alike. The cyclic garbage
 collector is paused while an operation is measured (as ``timeit`` does) and run between
 operations. A slow contender takes part in fewer rounds (at least ``min_rounds``) so that the
@@ -16,10 +19,23 @@ import gc
 import statistics
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from time import perf_counter_ns
+from time import perf_counter_ns, thread_time_ns
 from typing import Any
 
-__all__ = ["Job", "Plan", "Stats", "measure"]
+__all__ = ["Job", "Plan", "Stats", "clock", "measure", "set_clock"]
+
+_CLOCKS: dict[str, Callable[[], int]] = {"cpu": thread_time_ns, "wall": perf_counter_ns}
+_clock: list[Callable[[], int]] = [thread_time_ns]
+
+
+def set_clock(name: str) -> None:
+    """Time samples with the thread's CPU time (``"cpu"``) or the wall clock (``"wall"``)."""
+    _clock[0] = _CLOCKS[name]
+
+
+def clock() -> int:
+    """The current reading of the chosen clock, in nanoseconds."""
+    return _clock[0]()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +71,11 @@ class Stats:
 
 
 async def _batch(fn: Callable[[Any], Awaitable[Any]], args: Sequence[Any]) -> int:
-    start = perf_counter_ns()
+    now = _clock[0]
+    start = now()
     for arg in args:
         await fn(arg)
-    return perf_counter_ns() - start
+    return now() - start
 
 
 def _sample(loop: asyncio.AbstractEventLoop, job: Job, calls: int) -> float:
