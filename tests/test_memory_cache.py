@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -277,6 +279,17 @@ def test_same_results_as_lionagi_after_changes(
 # ---------------------------------------------------------------- threads (L9)
 
 
+@contextmanager
+def tiny_switch_interval() -> Iterator[None]:
+    """Let the interpreter switch threads every few microseconds, so scans are interrupted."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
 def test_threads_changing_and_searching_never_see_stale_text() -> None:
     """Threads that reassign contents while others search raise nothing, and the end state is exact.
 
@@ -328,13 +341,14 @@ def test_threads_changing_and_searching_never_see_stale_text() -> None:
 
     readers = [threading.Thread(target=guarded(reader)) for _ in range(2)]
     writers = [threading.Thread(target=guarded(writer, seed)) for seed in range(2)]
-    for thread in readers + writers:
-        thread.start()
-    for thread in writers:
-        thread.join(timeout=60)
-    stop.set()
-    for thread in readers:
-        thread.join(timeout=60)
+    with tiny_switch_interval():
+        for thread in readers + writers:
+            thread.start()
+        for thread in writers:
+            thread.join(timeout=60)
+        stop.set()
+        for thread in readers:
+            thread.join(timeout=60)
     assert errors == []
     oracle = lionagi.InMemoryStore()
 
@@ -347,3 +361,93 @@ def test_threads_changing_and_searching_never_see_stale_text() -> None:
             assert ours == theirs
 
     asyncio.run(final())
+
+
+def test_scans_during_stores_in_other_threads_match_a_prefix() -> None:
+    """Tag, filter and text searches run while other threads store items see a prefix, exactly.
+
+    Every result must be the matching items of some prefix of the final insertion order, in
+    that order (so a prefix of all the final matches): a scan interrupted by another thread's
+    store resumes where it stopped, skipping nothing and repeating nothing.
+    """
+    store = InMemoryStore()
+    batches = [
+        [
+            MemoryItem(
+                content=f"{'Harbor' if n % 3 else 'river'} {t} {n}",
+                tags=["a" if n % 2 else "b"],
+                metadata={"k": n % 4},
+            )
+            for n in range(2000)
+        ]
+        for t in range(3)
+    ]
+    queries = [
+        MemoryQuery(tags=["a"], limit=-1),
+        MemoryQuery(filters={"k": 1}, limit=10**6),
+        MemoryQuery(text="harbor", limit=-1),
+        MemoryQuery(text="river", tags=["b"], limit=10**6),
+        MemoryQuery(tags=["b"], limit=50),
+        MemoryQuery(text="harbor", limit=50),
+    ]
+    seen: list[tuple[int, list[UUID]]] = []
+    errors: list[BaseException] = []
+    writing = threading.Event()
+    written = threading.Event()
+
+    def writer(batch: list[MemoryItem]) -> Callable[[], None]:
+        def body() -> None:
+            async def run() -> None:
+                writing.set()
+                for item in batch:
+                    await store.store(item)
+
+            try:
+                asyncio.run(run())
+            except BaseException as error:  # reported to the test thread
+                errors.append(error)
+
+        return body
+
+    def reader() -> None:
+        async def run() -> None:
+            writing.wait(timeout=60)
+            round_ = 0
+            while not written.is_set() or round_ < len(queries):
+                number = round_ % len(queries)
+                found = await store.search(queries[number])
+                seen.append((number, [item.id for item in found]))
+                round_ += 1
+
+        try:
+            asyncio.run(run())
+        except BaseException as error:  # reported to the test thread
+            errors.append(error)
+
+    writers = [threading.Thread(target=writer(b)) for b in batches]
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    with tiny_switch_interval():
+        for thread in readers + writers:
+            thread.start()
+        for thread in writers:
+            thread.join(timeout=60)
+        written.set()
+        for thread in readers:
+            thread.join(timeout=60)
+    assert errors == []
+    final = asyncio.run(store.search(MemoryQuery(limit=10**6)))
+    assert len(final) == 6000
+
+    def matches(item: MemoryItem, query: MemoryQuery) -> bool:
+        if query.text and query.text.lower() not in str(item.content).lower():
+            return False
+        if query.tags and set(query.tags).isdisjoint(item.tags):
+            return False
+        return not query.filters or all(item.metadata.get(k) == v for k, v in query.filters.items())
+
+    for number, ids in seen:
+        # The matches of any prefix of the final order, cut by any limit, are a prefix of all
+        # the matches in the final order.
+        every_match = [item.id for item in final if matches(item, queries[number])]
+        assert ids == every_match[: len(ids)], queries[number]
+    assert {len(ids) for _, ids in seen} != {0}

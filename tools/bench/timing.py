@@ -44,6 +44,7 @@ class Job:
 
     fn: Callable[[Any], Awaitable[Any]]
     args: Callable[[int], Sequence[Any]]  # untimed: the arguments of the next k calls
+    calls: int | None = None  # calls per sample, fixed (else calibrated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ def measure(loop: asyncio.AbstractEventLoop, jobs: dict[str, Job], plan: Plan) -
         for name, job in jobs.items():
             # Two warm-up calls (they also fill lazy caches), then calibrate on the faster one.
             once = min(_sample(loop, job, 1) for _ in range(2))
-            k = max(1, min(plan.max_calls, int(plan.target_ns // max(once, 1.0))))
+            k = job.calls or max(1, min(plan.max_calls, int(plan.target_ns // max(once, 1.0))))
             calls[name] = k
             per_sample = k * once
             rounds[name] = max(plan.min_rounds, min(plan.rounds, int(plan.budget_ns // per_sample)))
