@@ -362,6 +362,16 @@ async def test_async_with_closes(tmp_path: Path) -> None:
         await store.count()
 
 
+async def test_failed_async_with_entry_closes_the_store(tmp_path: Path) -> None:
+    """When opening fails on entering ``async with``, the store is closed (its thread ends)."""
+    store = SQLiteMemoryStore(tmp_path / "nowhere" / "m.db")
+    with pytest.raises(MemoryAdapterUnavailable):
+        async with store:
+            pass
+    with pytest.raises(MemoryAdapterUnavailable, match="closed"):
+        await store.count()
+
+
 async def test_missing_directory_raises_unavailable(tmp_path: Path) -> None:
     """A path whose directory does not exist raises MemoryAdapterUnavailable on first use."""
     store = SQLiteMemoryStore(tmp_path / "nowhere" / "m.db")

@@ -269,7 +269,11 @@ class SQLiteMemoryStore:
             conn.close()
 
     async def __aenter__(self) -> Self:
-        await self.open()
+        try:
+            await self.open()
+        except BaseException:
+            await self.close()  # ``async with`` calls no __aexit__ when entering fails
+            raise
         return self
 
     async def __aexit__(
