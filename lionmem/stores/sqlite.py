@@ -25,10 +25,10 @@ Lifecycle (ADR-0093 D4):
   are upserts by id). Then ``MemoryAdapterUnavailable`` is raised.
 * Scope: one file is one namespace, fixed at construction. Several processes may share it.
 * Duplicate ids: storing an id that exists replaces the item in place (last write wins).
-* Errors: transport failures (cannot open, I/O error, disk full, read-only, locked) raise
-  ``MemoryAdapterUnavailable``; a damaged file or row raises ``MemoryAdapterError``; a file that
-  is not lionmem's or is newer raises ``IncompatibleDatabaseError``. SQLite's own exceptions are
-  chained as causes.
+* Errors: transport failures (cannot open, I/O error, disk full, read-only, locked,
+  interrupted) raise ``MemoryAdapterUnavailable``; a damaged file or row, or a write the database
+  refuses (a constraint or trigger), raises ``MemoryAdapterError``; a file that is not lionmem's or
+  is newer raises ``IncompatibleDatabaseError``. SQLite's own exceptions are chained as causes.
 
 Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``, ``delete``,
 ``count`` and the async iterator ``items()``.
