@@ -9,55 +9,177 @@ else (L6); ``search`` takes a ``MemoryQuery`` (L7); a positive limit stops the s
 reached and ``limit=0`` returns at once (L8); one store is safe across tasks, threads and event
 loops (L9).
 
+Layout (issue 7: as fast as CPython allows). The items live in one ``dict`` from id to item. A
+dict keeps insertion order, and assigning to an existing key keeps its place: that is exactly
+the reference's order (first insertion; a replacement stays where it was). So ``store`` is one
+dictionary assignment, ``retrieve`` one lookup, and the store's own memory is the dict's table.
+Items are never removed, so the position of an id never changes.
+
+Text cache. For each position, the cache holds the content string it last saw there and that
+string's ``str.lower()``. It is used only while the item at that position holds that very
+object (``is``), which is then a plain ``str``: immutable, and returned unchanged by ``str()``, so
+its lowered text is still right. Any other content (a ``dict`` or ``list``, which may change in
+place, or a ``str`` subclass, which may override ``__str__``) goes through ``str(content).lower()``
+on every search, as in the reference; a reassigned content is a different object and misses the
+cache. So changes made after ``store`` are always seen. Text searches fill the cache as they
+go; it costs two list slots per position plus the lowered copies, and keeps the last string it
+saw at a position alive until a search sees that position again.
+
+Scanning. A search copies the items stored when it started out of the dict a chunk at a time
+(chunks sized to what a positive limit still needs). For text, a first loop compares each
+item's content with the cached string and tests the cached lowered text; no user code runs
+there, so it may look at items past the limit without any observable effect. Tags and filters
+then run, in order, on those text matches, up to the limit. From the first item whose content is
+not its cached string, the rest of the chunk is evaluated item by item with every rule, and the
+cache refreshed. Tags and filters alone are evaluated item by item straight from the dict.
+
 Concurrency: the methods never await, so within one event loop each call runs whole, in
-submission order. Across threads the underlying ``Pile`` takes a ``threading.Lock`` around each
-write only. A search walks the items that were stored when it started (a prefix of the insertion
-order); an item replaced by another thread during the search is seen as either its old or its
-new object.
+submission order. Across threads, a write is one dict assignment (atomic under the GIL). If
+another thread adds an item while a search reads the dict, the dict's iterator refuses to go on;
+the search then resumes at the same position. A search sees the items stored when it started (a
+prefix of the insertion order); an item replaced by another thread during a search is seen as
+either its old or its new object. The cache's two lists are read together by ``zip``, one
+position per step of C code (no other thread runs within a step), and written under a lock in
+an order that never shows a string with another string's lowered text.
 """
 
 from __future__ import annotations
 
-from itertools import islice
+import threading
+from collections.abc import Iterator
+from itertools import islice, repeat
+from operator import is_
 from typing import Any
 from uuid import UUID
 
-from lionmem.pile import Pile
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
 __all__ = ["InMemoryStore"]
 
+_FIRST_CHUNK = 64
+_MAX_CHUNK = 2048
+_UNSEEN: Any = object()  # a position the cache holds nothing for: no content is this object
 
-class InMemoryStore:
-    """The default ``MemoryStore``: a ``Pile`` of ``MemoryItem`` with substring, tag and filter search."""
 
-    __slots__ = ("_items",)
+class _TextCache:
+    """Per position: the content string last seen there, and its ``str.lower()``."""
+
+    __slots__ = ("lock", "lowered", "sources")
 
     def __init__(self) -> None:
-        self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)
+        self.lock = threading.Lock()
+        self.sources: list[Any] = []
+        self.lowered: list[Any] = []
+
+    def reserve(self, size: int) -> None:
+        """Make room for ``size`` positions."""
+        if len(self.sources) < size:
+            with self.lock:
+                missing = size - len(self.sources)
+                if missing > 0:
+                    self.lowered.extend(repeat(_UNSEEN, missing))
+                    self.sources.extend(repeat(_UNSEEN, missing))
+
+    def walk(self, chunk: list[MemoryItem], start: int) -> Iterator[tuple[MemoryItem, Any, Any]]:
+        """``(item, cached string, its lowered text)`` for the items of ``chunk``, at ``start`` on.
+
+        One step of ``zip`` reads the three in C, with no other Python thread running between.
+        ``chunk`` comes first, so the cache's iterators stop with it.
+        """
+        sources = iter(self.sources)
+        lowered = iter(self.lowered)
+        sources.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+        lowered.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+        return zip(chunk, sources, lowered, strict=False)
+
+    def update(self, positions: list[int], strings: list[str], lows: list[str]) -> None:
+        """Remember the strings a scan found at ``positions``, with their lowered texts.
+
+        Each position is first marked unseen, then given its lowered text, then its string, so a
+        reader sees either a miss or a string with its own lowered text.
+        """
+        first, last = positions[0], positions[-1]
+        with self.lock:
+            sources, lowered = self.sources, self.lowered
+            if last - first + 1 == len(positions):  # one run of positions: three steps in C
+                sources[first : last + 1] = repeat(_UNSEEN, len(positions))
+                lowered[first : last + 1] = lows
+                sources[first : last + 1] = strings
+                return
+            for position, source, low in zip(positions, strings, lows, strict=True):
+                sources[position] = _UNSEEN
+                lowered[position] = low
+                sources[position] = source
+
+
+class _Search:
+    """One search's predicates: the lowered needle ("" for none), the wanted tags, the filters, the limit."""
+
+    __slots__ = ("conditions", "limit", "needle", "rest", "wanted")
+
+    def __init__(
+        self,
+        needle: str,
+        wanted: set[str] | None,
+        conditions: list[tuple[str, Any]] | None,
+        limit: int,
+    ) -> None:
+        self.needle = needle
+        self.wanted = wanted
+        self.conditions = conditions
+        self.limit = limit
+        self.rest = wanted is not None or conditions is not None  # predicates after text
+
+    def keep(self, item: MemoryItem) -> bool:
+        """Tags, then filters, for one item, as the reference evaluates them."""
+        if self.wanted is not None and self.wanted.isdisjoint(item.tags):
+            return False
+        if self.conditions is not None:
+            metadata = item.metadata
+            for key, value in self.conditions:
+                if not metadata.get(key) == value:  # noqa: SIM201 -- the truth of ==, as the reference; __ne__ may disagree
+                    return False
+        return True
+
+
+class InMemoryStore:
+    """The default ``MemoryStore``: an ordered dict of ``MemoryItem`` with substring, tag and filter search."""
+
+    __slots__ = ("_cache", "_items")
+
+    def __init__(self) -> None:
+        self._items: dict[UUID, MemoryItem] = {}
+        self._cache = _TextCache()
+
+    def __getstate__(self) -> list[MemoryItem]:
+        return list(self._items.values())
+
+    def __setstate__(self, state: list[MemoryItem]) -> None:
+        self._items = {item.id: item for item in state}
+        self._cache = _TextCache()
 
     async def store(self, item: MemoryItem) -> UUID:
         """Store ``item`` itself (no copy), replacing any item with its id in place; return ``item.id``."""
-        if not isinstance(item, MemoryItem):
+        if type(item) is not MemoryItem and not isinstance(item, MemoryItem):
             hint = "; store the items one at a time" if isinstance(item, list | tuple) else ""
             msg = f"store() takes a MemoryItem (or a subclass), got {type(item).__qualname__}{hint}"
             raise TypeError(msg)
-        self._items.include(item)
-        return item.id
+        key = item.id
+        self._items[key] = item
+        return key
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return the stored object with this id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
         if isinstance(item_id, UUID):
-            key = item_id
-        elif isinstance(item_id, str):
+            return self._items.get(item_id)
+        if isinstance(item_id, str):
             try:
                 key = UUID(item_id)
             except ValueError:
                 return None
-        else:
-            return None
-        return self._items.get(key)
+            return self._items.get(key)
+        return None
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return the stored objects matching ``query``, in insertion order, cut as ``[:query.limit]``.
@@ -66,7 +188,7 @@ class InMemoryStore:
         ``tags`` (when truthy) match when the item carries at least one of them; ``filters``
         (when truthy) match when ``metadata.get(key) == value`` for every key, in order.
         """
-        if not isinstance(query, MemoryQuery):
+        if type(query) is not MemoryQuery and not isinstance(query, MemoryQuery):
             msg = (
                 f"search() takes a MemoryQuery, got {type(query).__qualname__}; "
                 "build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
@@ -78,44 +200,192 @@ class InMemoryStore:
         if limit == 0:
             return []
         text = query.text
-        needle = text.lower() if text else None
         tags = query.tags
-        wanted = set(tags) if tags else None
         filters = query.filters
-        conditions = list(filters.items()) if filters else None
-        if needle is None and wanted is None and conditions is None:
-            if 0 < limit < len(self._items):
-                return list(islice(self._items, limit))
-            return self._items.values()[:limit]
-        return _scan(self._items, needle, wanted, conditions, limit)
+        if not text and not tags and not filters:
+            return _first(self._items, limit)
+        search = _Search(
+            text.lower() if text else "",  # a non-empty text never lowers to ""
+            set(tags) if tags else None,
+            list(filters.items()) if filters else None,
+            limit,
+        )
+        if search.needle:
+            return _scan_text(self._items, self._cache, search)
+        return _scan(self._items, search)
 
 
-def _scan(
-    items: Pile[MemoryItem],
-    needle: str | None,
-    wanted: set[str] | None,
-    conditions: list[tuple[str, Any]] | None,
-    limit: int,
-) -> list[MemoryItem]:
-    # Per item, the predicates run in the reference's order (text, tags, filters), so str() is
-    # called on every item scanned, as the reference does, until a positive limit is reached.
+def _first(items: dict[UUID, MemoryItem], limit: int) -> list[MemoryItem]:
+    """All items, in order, cut as ``[:limit]`` (``limit`` is not 0)."""
+    while True:
+        try:
+            if 0 < limit < len(items):
+                return list(islice(items.values(), limit))
+            return list(items.values())[:limit]
+        except RuntimeError:  # another thread added an item during the copy: copy again
+            continue
+
+
+def _iterate_from(items: dict[UUID, MemoryItem], position: int) -> Iterator[MemoryItem]:
+    """A fresh iterator over the dict's items, advanced to ``position`` (in C, without copying)."""
+    source = iter(items.values())
+    next(islice(source, position, position), None)
+    return source
+
+
+def _take(
+    items: dict[UUID, MemoryItem], source: Iterator[MemoryItem], position: int, count: int
+) -> tuple[Iterator[MemoryItem], list[MemoryItem]]:
+    """Copy ``count`` items from ``position`` on (where ``source`` stands) in one step of C code.
+
+    If another thread added an item since ``source`` was made, the dict's iterator refuses to go
+    on; a new iterator then starts at ``position`` and the copy is made again.
+    """
+    while True:
+        try:
+            return source, list(islice(source, count))
+        except RuntimeError:
+            source = _iterate_from(items, position)
+
+
+def _position_after(items: dict[UUID, MemoryItem], item: MemoryItem) -> int:
+    """The position just after ``item``'s id in the dict's order (a copy of the keys; rare)."""
+    while True:
+        try:
+            keys = list(items)
+        except RuntimeError:  # another thread added an item during the copy: copy again
+            continue
+        return keys.index(item.id) + 1
+
+
+def _next_size(limit: int, found: int, scanned: int) -> int:
+    """Items for the next chunk: about what a positive limit still needs, else the most."""
+    if limit < 0:
+        return _MAX_CHUNK
+    needed = limit - found
+    # Scanned items per match so far (no match yet: assume half of one), and a margin.
+    estimate = needed * scanned // found if found else needed * scanned * 2
+    return max(_FIRST_CHUNK, min(_MAX_CHUNK, estimate + estimate // 8 + 8))
+
+
+def _scan(items: dict[UUID, MemoryItem], search: _Search) -> list[MemoryItem]:
+    """Tags and/or filters, item by item, stopping once a positive limit is reached."""
+    wanted, conditions, limit = search.wanted, search.conditions, search.limit
     results: list[MemoryItem] = []
-    for item in items:
-        if needle is not None and needle not in str(item.content).lower():
+    total = len(items)
+    source: Iterator[MemoryItem] = iter(items.values())
+    known = total  # the dict's size when `source` was made
+    start = 0  # the position `source` started at
+    while True:
+        item: MemoryItem | None = None
+        try:
+            for item in source:
+                if wanted is not None and wanted.isdisjoint(item.tags):
+                    continue
+                if conditions is not None:
+                    metadata = item.metadata
+                    for key, value in conditions:
+                        if not metadata.get(key) == value:  # noqa: SIM201 -- the truth of ==, as the reference
+                            break
+                    else:
+                        results.append(item)
+                        if len(results) == limit:
+                            return results
+                    continue
+                results.append(item)
+                if len(results) == limit:
+                    return results
+        except RuntimeError:
+            if len(items) == known:  # the dict did not grow: the error is the item's own
+                raise
+            # Another thread added an item, so the dict's iterator stopped before giving the
+            # next one; every item up to `item` has been evaluated: resume just after it.
+            start = start if item is None else _position_after(items, item)
+            known = len(items)
+            source = islice(items.values(), start, total)
             continue
-        if wanted is not None and wanted.isdisjoint(item.tags):
-            continue
-        if conditions is not None and not _filters_hold(item.metadata, conditions):
-            continue
-        results.append(item)
-        if len(results) == limit:
+        return results[:limit] if limit < 0 else results
+
+
+def _scan_text(
+    items: dict[UUID, MemoryItem], cache: _TextCache, search: _Search
+) -> list[MemoryItem]:
+    """Text, then tags and filters, in effect item by item, stopping once a positive limit is reached."""
+    needle, limit, rest = search.needle, search.limit, search.rest
+    results: list[MemoryItem] = []
+    total = len(items)
+    cache.reserve(total)
+    done = 0
+    size = _FIRST_CHUNK if limit > 0 else _MAX_CHUNK
+    source = iter(items.values())
+    while done < total:
+        source, chunk = _take(items, source, done, min(size, total - done))
+        if not chunk:  # cannot happen, as items are never removed; stop rather than loop
             break
+        # Without other predicates, the text matches still needed (-1: all of them).
+        needed = limit - len(results) if limit > 0 and not rest else -1
+        hits: list[MemoryItem] = []
+        missed: MemoryItem | None = None
+        for item, cached, low in cache.walk(chunk, done):
+            if item.content is not cached:
+                missed = item
+                break
+            if needle in low:
+                hits.append(item)
+                if len(hits) == needed:
+                    return [*results, *hits]
+        # Every item before `missed` held its cached string: only cached text was read, so
+        # nothing the user can observe has run. Now the other predicates, in order.
+        for hit in hits:
+            if rest and not search.keep(hit):
+                continue
+            results.append(hit)
+            if len(results) == limit:
+                return results
+        if missed is not None:
+            # From `missed` on, contents are not all their cached strings: every rule, item by
+            # item, for the rest of the chunk (refreshing the cache).
+            seen = list(map(is_, chunk, repeat(missed))).index(True)
+            if _evaluate(chunk[seen:], done + seen, cache, search, results):
+                return results
+        done += len(chunk)
+        size = _next_size(limit, len(results), done)
     return results[:limit] if limit < 0 else results
 
 
-def _filters_hold(metadata: dict[str, Any], conditions: list[tuple[str, Any]]) -> bool:
-    # Keys in the filters' order, stopping at the first miss, as the reference's all() does.
-    for key, value in conditions:  # noqa: SIM110 -- a loop costs a fraction of all() over a generator
-        if not metadata.get(key) == value:  # noqa: SIM201 -- the reference takes the truth of ==; __ne__ may disagree
-            return False
-    return True
+def _evaluate(
+    chunk: list[MemoryItem],
+    start: int,
+    cache: _TextCache,
+    search: _Search,
+    results: list[MemoryItem],
+) -> bool:
+    """Every rule, item by item, for ``chunk`` (at position ``start``); True once the limit is reached."""
+    needle, limit, rest = search.needle, search.limit, search.rest
+    # What to remember, in three lists (tuples would be tracked by the garbage collector).
+    positions: list[int] = []
+    strings: list[str] = []
+    lows: list[str] = []
+    reached = False
+    for position, (item, cached, cached_low) in enumerate(cache.walk(chunk, start), start):
+        content = item.content
+        if type(content) is not str:
+            low = str(content).lower()
+        elif content is cached:
+            low = cached_low
+        else:
+            low = content.lower()
+            positions.append(position)
+            strings.append(content)
+            lows.append(low)
+        if needle not in low:
+            continue
+        if rest and not search.keep(item):
+            continue
+        results.append(item)
+        if len(results) == limit:
+            reached = True
+            break
+    if positions:
+        cache.update(positions, strings, lows)
+    return reached
