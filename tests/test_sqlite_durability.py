@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 from uuid import UUID
 
@@ -22,16 +23,23 @@ def _acknowledged_then_kill(path: Path, wanted: int) -> list[tuple[int, UUID]]:
     """Run the crash writer, SIGKILL it once ``wanted`` writes are acknowledged, return them all."""
     writer = child("crash_writer.py", str(path))
     assert writer.stdout is not None
+    # A writer that hangs without printing would block the loop below: kill it after WAIT.
+    watchdog = threading.Timer(WAIT, writer.kill)
+    watchdog.start()
     lines: list[str] = []
-    for line in writer.stdout:
-        lines.append(line)
-        if len(lines) == wanted:
-            writer.send_signal(signal.SIGKILL)
-            break
-    else:
-        _, errors = writer.communicate(timeout=WAIT)
-        pytest.fail(f"the writer stopped by itself: {errors}")
-    rest, _ = writer.communicate(timeout=WAIT)
+    try:
+        for line in writer.stdout:
+            lines.append(line)
+            if len(lines) == wanted:
+                writer.send_signal(signal.SIGKILL)
+                break
+        else:
+            _, errors = writer.communicate(timeout=WAIT)
+            pytest.fail(f"the writer stopped by itself: {errors}")
+        rest, _ = writer.communicate(timeout=WAIT)
+    finally:
+        watchdog.cancel()
+        writer.kill()
     lines.extend(rest.splitlines())
     assert writer.returncode == -signal.SIGKILL
     acknowledged = []
@@ -70,7 +78,11 @@ def test_two_writers_and_a_reader_share_one_file(tmp_path: Path) -> None:
         "b": child("mp_writer.py", str(path), "b", str(per_writer), "5"),
         "reader": child("mp_reader.py", str(path), str(2 * per_writer), str(WAIT)),
     }
-    outcomes = {name: process.communicate(timeout=WAIT) for name, process in processes.items()}
+    try:
+        outcomes = {name: process.communicate(timeout=WAIT) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            process.kill()  # only if one timed out: the others have exited already
     codes = {name: process.returncode for name, process in processes.items()}
     assert codes == {"a": 0, "b": 0, "reader": 0}, {
         name: err for name, (_, err) in outcomes.items()
