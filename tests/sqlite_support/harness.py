@@ -16,7 +16,9 @@ conditions reached through the engine itself:
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 from uuid import UUID, uuid4
 
@@ -33,8 +35,9 @@ def _interrupt_everything(conn: sqlite3.Connection) -> None:
 class SQLiteHarness:
     """Makes SQLiteMemoryStores over fresh files in ``directory`` and breaks them on request."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, owned: bool = False) -> None:
         self.directory = directory
+        self.owned = owned  # close() then deletes the directory too
         self.generation = 0
         self.stores: list[SQLiteMemoryStore] = []
         self.unavailable = False
@@ -54,7 +57,7 @@ class SQLiteHarness:
 
     async def reset(self) -> None:
         """Close every store, forget every fault and move to a new empty file."""
-        await self.close()
+        await self._close_stores()
         for leftover in self.directory.glob(f"conformance-{self.generation}.db*"):
             leftover.unlink()
         self.generation += 1
@@ -110,7 +113,12 @@ class SQLiteHarness:
         return identity
 
     async def close(self) -> None:
-        """Close every store made so far (idempotent)."""
+        """Close every store made so far, and delete the directory if it is owned (idempotent)."""
+        await self._close_stores()
+        if self.owned:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    async def _close_stores(self) -> None:
         stores, self.stores = self.stores, []
         for store in stores:
             await store.close()
@@ -128,3 +136,12 @@ class SQLiteHarness:
                 conn.execute(statement)
         finally:
             conn.close()
+
+
+def harness() -> SQLiteHarness:
+    """A harness over a new temporary directory, for ``python -m lionmem conformance``.
+
+    From the repository root: ``python -m lionmem conformance tests.sqlite_support.harness:harness``.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="lionmem-sqlite-conformance-"))
+    return SQLiteHarness(directory, owned=True)
