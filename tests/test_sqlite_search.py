@@ -114,7 +114,7 @@ async def test_needle_spanning_a_nul_still_matches(store: SQLiteMemoryStore) -> 
 
 async def test_needle_with_lone_surrogate_matches_nothing(store: SQLiteMemoryStore) -> None:
     """No stored text holds a lone surrogate, so such a needle finds nothing."""
-    assert await texts(store, ["a", "\ud800"[:0] + "b"], "\ud800") == []
+    assert await texts(store, ["a", "b", "\\ud800"], "\ud800") == []
 
 
 async def test_text_match_survives_replacement(store: SQLiteMemoryStore) -> None:
@@ -187,11 +187,9 @@ async def test_replaced_tags_are_searched(store: SQLiteMemoryStore) -> None:
 
 
 async def test_astral_tag_is_not_matched_by_its_surrogate_halves(store: SQLiteMemoryStore) -> None:
-    """The two lone surrogates of 😀 are not the tag 😀."""
+    """The two lone surrogates that encode 😀 in UTF-16 are not the tag 😀."""
     await fill(store, MemoryItem(content=1, tags=["😀"]))
-    halves = "😀".encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    pair = "\ud83d\ude00"
-    assert (halves, await contents(store, MemoryQuery(tags=[pair, "other"]))) == ("😀", [])
+    assert await contents(store, MemoryQuery(tags=["\ud83d\ude00", "other"])) == []
 
 
 # ---------------------------------------------------------------- filters
