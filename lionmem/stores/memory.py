@@ -46,9 +46,9 @@ an order that never shows a string with another string's lowered text.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import islice, repeat
-from operator import is_
+from operator import length_hint
 from typing import Any
 from uuid import UUID
 
@@ -81,17 +81,19 @@ class _TextCache:
                     self.lowered.extend(repeat(_UNSEEN, missing))
                     self.sources.extend(repeat(_UNSEEN, missing))
 
-    def walk(self, chunk: list[MemoryItem], start: int) -> Iterator[tuple[MemoryItem, Any, Any]]:
-        """``(item, cached string, its lowered text)`` for the items of ``chunk``, at ``start`` on.
+    def walk(
+        self, chunk: Iterable[MemoryItem], start: int
+    ) -> Iterator[tuple[Any, Any, MemoryItem]]:
+        """``(cached string, its lowered text, item)`` for the items of ``chunk``, at ``start`` on.
 
         One step of ``zip`` reads the three in C, with no other Python thread running between.
-        ``chunk`` comes first, so the cache's iterators stop with it.
+        The cache's lists are longer than any chunk, so the walk ends with ``chunk``.
         """
         sources = iter(self.sources)
         lowered = iter(self.lowered)
         sources.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
         lowered.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
-        return zip(chunk, sources, lowered, strict=False)
+        return zip(sources, lowered, chunk, strict=False)
 
     def update(self, positions: list[int], strings: list[str], lows: list[str]) -> None:
         """Remember the strings a scan found at ``positions``, with their lowered texts.
@@ -274,7 +276,7 @@ def _scan(items: dict[UUID, MemoryItem], search: _Search) -> list[MemoryItem]:
     results: list[MemoryItem] = []
     total = len(items)
     source: Iterator[MemoryItem] = iter(items.values())
-    known = total  # the dict's size when `source` was made
+    known = total  # the dict's size, read before `source` was made
     start = 0  # the position `source` started at
     while True:
         item: MemoryItem | None = None
@@ -317,23 +319,37 @@ def _scan_text(
     cache.reserve(total)
     done = 0
     size = _FIRST_CHUNK if limit > 0 else _MAX_CHUNK
+    # The dict's size, read before `source` is made: if it grew in between, the checks below
+    # see a change and read the chunk again, which is harmless.
+    known = len(items)
     source = iter(items.values())
     while done < total:
-        source, chunk = _take(items, source, done, min(size, total - done))
-        if not chunk:  # cannot happen, as items are never removed; stop rather than loop
-            break
+        count = min(size, total - done)
         # Without other predicates, the text matches still needed (-1: all of them).
         needed = limit - len(results) if limit > 0 and not rest else -1
         hits: list[MemoryItem] = []
         missed: MemoryItem | None = None
-        for item, cached, low in cache.walk(chunk, done):
-            if item.content is not cached:
-                missed = item
-                break
-            if needle in low:
-                hits.append(item)
-                if len(hits) == needed:
-                    return [*results, *hits]
+        ahead = length_hint(source)  # items the dict's iterator has yet to give
+        try:
+            for cached, low, item in cache.walk(islice(source, count), done):
+                if item.content is not cached:
+                    missed = item
+                    break
+                if needle in low:
+                    hits.append(item)
+                    if len(hits) == needed:
+                        return [*results, *hits]
+        except RuntimeError:
+            if len(items) == known:  # the dict did not grow: the error is the item's own
+                raise
+            missed = None  # another thread added an item: read this chunk again (see below)
+        seen = ahead - length_hint(source) - 1
+        if len(items) != known:
+            # Another thread added an item: the iterator stopped, or its count of what is left
+            # can no longer be trusted. Nothing observable has run yet: read the chunk again.
+            known = len(items)
+            source = _iterate_from(items, done)
+            continue
         # Every item before `missed` held its cached string: only cached text was read, so
         # nothing the user can observe has run. Now the other predicates, in order.
         for hit in hits:
@@ -345,10 +361,10 @@ def _scan_text(
         if missed is not None:
             # From `missed` on, contents are not all their cached strings: every rule, item by
             # item, for the rest of the chunk (refreshing the cache).
-            seen = list(map(is_, chunk, repeat(missed))).index(True)
-            if _evaluate(chunk[seen:], done + seen, cache, search, results):
+            source, tail = _take(items, source, done + seen + 1, count - seen - 1)
+            if _evaluate([missed, *tail], done + seen, cache, search, results):
                 return results
-        done += len(chunk)
+        done += count
         size = _next_size(limit, len(results), done)
     return results[:limit] if limit < 0 else results
 
@@ -367,7 +383,7 @@ def _evaluate(
     strings: list[str] = []
     lows: list[str] = []
     reached = False
-    for position, (item, cached, cached_low) in enumerate(cache.walk(chunk, start), start):
+    for position, (cached, cached_low, item) in enumerate(cache.walk(chunk, start), start):
         content = item.content
         if type(content) is not str:
             low = str(content).lower()

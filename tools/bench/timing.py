@@ -2,20 +2,23 @@
 
 A sample awaits the same call ``k`` times in a row inside one coroutine and divides the elapsed
 time by ``k``; ``k`` is calibrated per contender so that a sample lasts about ``target_ns``. The
-clock is the benchmark thread's CPU time (``time.thread_time_ns``) by default: on a shared
-machine it leaves out the moments when the operating system runs other processes, which wall
-time would charge to whichever contender was running (every contender runs in this one thread,
-event loop included). ``set_clock("wall")`` switches to ``perf_counter_ns``. Each round takes one sample of every contender, in an order rotated from round to
-round, so that a noisy moment on the shared machine hits all of them alike. The cyclic garbage
-collector is paused while an operation is measured (as ``timeit`` does) and run between
-operations. A slow contender takes part in fewer rounds (at least ``min_rounds``) so that the
-whole run fits its time budget.
+same ``k`` calls first run once, untimed, so that each sample finds the CPU caches warmed by its
+own contender rather than by the one before it (lionmem and the floor share their item objects).
+Each round takes one sample of every contender, in a seeded random order, so that a noisy moment
+on the shared machine hits all of them alike. The clock is the benchmark thread's CPU time
+(``time.thread_time_ns``) by default: it leaves out the moments when the operating system runs
+other processes, which wall time would charge to whichever contender was running (every
+contender runs in this one thread, event loop included); ``set_clock("wall")`` switches to
+``perf_counter_ns``. The cyclic garbage collector is paused while an operation is measured (as
+``timeit`` does) and run between operations. A slow contender takes part in fewer rounds (at
+least ``min_rounds``) so that the whole run fits its time budget.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import random
 import statistics
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +48,7 @@ class Job:
     fn: Callable[[Any], Awaitable[Any]]
     args: Callable[[int], Sequence[Any]]  # untimed: the arguments of the next k calls
     calls: int | None = None  # calls per sample, fixed (else calibrated)
+    warm: bool = True  # run the same calls once, untimed, right before each timed sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,8 @@ async def _batch(fn: Callable[[Any], Awaitable[Any]], args: Sequence[Any]) -> in
 
 def _sample(loop: asyncio.AbstractEventLoop, job: Job, calls: int) -> float:
     args = job.args(calls)
+    if job.warm:
+        loop.run_until_complete(_batch(job.fn, args))
     return loop.run_until_complete(_batch(job.fn, args)) / calls
 
 
@@ -100,8 +106,9 @@ def measure(loop: asyncio.AbstractEventLoop, jobs: dict[str, Job], plan: Plan) -
             rounds[name] = max(plan.min_rounds, min(plan.rounds, int(plan.budget_ns // per_sample)))
         stats = {name: Stats(calls=calls[name]) for name in jobs}
         names = list(jobs)
+        order = random.Random(0)
         for r in range(plan.rounds):
-            turn = names[r % len(names) :] + names[: r % len(names)]
+            turn = order.sample(names, len(names))
             for name in turn:
                 if r < rounds[name]:
                     stats[name].samples.append(_sample(loop, jobs[name], calls[name]))
