@@ -207,7 +207,8 @@ def chart(results: dict[str, Any], path: Path) -> None:
     left.set_xlabel("µs per call (log scale)")
     left.set_yticks(range(len(names)), names)
     left.invert_yaxis()
-    left.legend(loc="lower right", fontsize="small")
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize="small")
     left.grid(axis="x", which="major", alpha=0.3)
     left.set_title(f"Time per call, N = {int(size):,}")
     ratios = [ops[op]["ratios"]["lionmem/floor"] for op in names]
@@ -217,7 +218,8 @@ def chart(results: dict[str, Any], path: Path) -> None:
         ratios,
         height=0.6,
         color=[
-            COLORS["lionmem"] if r <= t else "#ff7f0e" for r, t in zip(ratios, limits, strict=True)
+            "#9ecae1" if t == float("inf") else COLORS["lionmem"] if r <= t else "#ff7f0e"
+            for r, t in zip(ratios, limits, strict=True)
         ],
     )
     for row, (value, limit) in enumerate(zip(ratios, limits, strict=True)):
@@ -225,10 +227,10 @@ def chart(results: dict[str, Any], path: Path) -> None:
             right.plot([limit, limit], [row - 0.4, row + 0.4], color="black", linewidth=1.5)
         right.text(value, row, f" {value:.2f}x", va="center", fontsize="small")
     right.axvline(1.0, color=COLORS["floor"], linestyle=":", linewidth=1)
-    right.set_xlabel("lionmem / floor (black tick: target)")
+    right.set_xlabel("lionmem / floor (tick: target; orange: missed; pale: none)")
     right.set_title("Ratio to the Python floor")
     right.set_xlim(0, max(2.0, max(ratios) * 1.25))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
