@@ -92,6 +92,14 @@ def case_named(name: str) -> Case:
     raise KeyError(msg)
 
 
+def _first_difference(got: MemoryItem, stored: MemoryItem, names: tuple[str, ...]) -> str | None:
+    """Return the first of ``names`` whose value in ``got`` is not exactly the stored one."""
+    for name in names:
+        if not same_value(getattr(got, name), getattr(stored, name)):
+            return name
+    return None
+
+
 # --- Structural surface ---------------------------------------------------------------------
 
 
@@ -174,14 +182,14 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
     await ctx.store_item(item)
     # No make_search_index_visible(): direct retrieval never waits for the search index.
     got = await ctx.retrieve_stored(item)
-    for name in ("id", "content", "tags"):
-        if not same_value(getattr(got, name), getattr(item, name)):
-            msg = (
-                f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
-                f"retrieve() returned {name}={short(getattr(got, name))} for stored "
-                f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
-            )
-            raise CaseFailed(msg)
+    name = _first_difference(got, item, ("id", "content", "tags"))
+    if name is not None:
+        msg = (
+            f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
+            f"retrieve() returned {name}={short(getattr(got, name))} for stored "
+            f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
+        )
+        raise CaseFailed(msg)
     return None
 
 
@@ -644,13 +652,13 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
     )
     await ctx.store_items(item)
     hit = await _find_hit(ctx, item)
-    for name in ("id", "created_at", "metadata", "content", "tags"):
-        if not same_value(getattr(hit, name), getattr(item, name)):
-            msg = (
-                f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
-                f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
-            )
-            raise CaseFailed(msg)
+    name = _first_difference(hit, item, ("id", "created_at", "metadata", "content", "tags"))
+    if name is not None:
+        msg = (
+            f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
+            f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
+        )
+        raise CaseFailed(msg)
     return None
 
 
@@ -692,9 +700,26 @@ async def _search_visibility(ctx: CaseContext) -> str | None:
     "With the transport down, store, retrieve and search raise MemoryAdapterUnavailable.",
 )
 async def _transport_outage(ctx: CaseContext) -> str | None:
+    await _every_call_raises(
+        ctx,
+        ctx.harness.make_transport_unavailable,
+        MemoryAdapterUnavailable,
+        "ADR-0093 D4: with the transport down every explicit call raises "
+        "MemoryAdapterUnavailable (no None/[]/UUID fallback)",
+    )
+    return None
+
+
+async def _every_call_raises(
+    ctx: CaseContext,
+    inject_fault: Callable[[], Awaitable[None]],
+    expected: type[Exception],
+    claim: str,
+) -> None:
+    """Store an item, inject the fault, then fail unless store, retrieve and search raise ``expected``."""
     kept = ctx.item()
     await ctx.store_items(kept)
-    await ctx.harness.make_transport_unavailable()
+    await inject_fault()
     store = ctx.store
     calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
         ("store(item)", lambda: store.store(ctx.item())),
@@ -705,19 +730,15 @@ async def _transport_outage(ctx: CaseContext) -> str | None:
     for label, call in calls:
         try:
             result = await call()
-        except MemoryAdapterUnavailable:
+        except expected:
             continue
         except Exception as exc:
             broken.append(f"{label} raised {type(exc).__name__}: {exc}")
             continue
         broken.append(f"{label} returned {short(result)}")
     if broken:
-        msg = (
-            "ADR-0093 D4: with the transport down every explicit call raises "
-            "MemoryAdapterUnavailable (no None/[]/UUID fallback), but " + "; ".join(broken)
-        )
+        msg = f"{claim}, but " + "; ".join(broken)
         raise CaseFailed(msg)
-    return None
 
 
 # --- Rejected write -------------------------------------------------------------------------
@@ -761,31 +782,12 @@ async def _malformed_response_raises(ctx: CaseContext) -> str | None:
     if not isinstance(harness, CorruptsResponses):
         msg = "the harness cannot corrupt service responses (it has no make_responses_malformed)"
         raise CaseNotApplicable(msg)
-    kept = ctx.item()
-    await ctx.store_items(kept)
-    await harness.make_responses_malformed()
-    store = ctx.store
-    calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        ("store(item)", lambda: store.store(ctx.item())),
-        ("retrieve(stored id)", lambda: store.retrieve(kept.id)),
-        ("search(MemoryQuery())", lambda: store.search(MemoryQuery())),
-    ]
-    broken: list[str] = []
-    for label, call in calls:
-        try:
-            result = await call()
-        except MemoryAdapterError:
-            continue
-        except Exception as exc:
-            broken.append(f"{label} raised {type(exc).__name__}: {exc}")
-            continue
-        broken.append(f"{label} returned {short(result)}")
-    if broken:
-        msg = (
-            "ADR-0093 D4: a malformed service payload raises MemoryAdapterError (native error "
-            "chained), but " + "; ".join(broken)
-        )
-        raise CaseFailed(msg)
+    await _every_call_raises(
+        ctx,
+        harness.make_responses_malformed,
+        MemoryAdapterError,
+        "ADR-0093 D4: a malformed service payload raises MemoryAdapterError (native error chained)",
+    )
     return None
 
 
