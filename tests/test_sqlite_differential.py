@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 from unittest import mock
-from uuid import UUID
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -20,49 +19,55 @@ from hypothesis import strategies as st
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.stores import _sqlite_query
 from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
 
 EXAMPLES = 300
 
 SPECIAL = "İßΣσςǅǄǆiIsSk1 '\"{}:,%_\x00"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
-ID_POOL = [UUID(int=n * 0x1F1F1F1F1F1F1F1F1F1F1F1F1F1F1F + 7) for n in range(1, 9)]
-TAG_POOL = ["a", "b", "A", "", "tag", "ǅ", "%", "a\x00"]
-KEY_POOL = ["a", "b", "k", "it's", "missing"]
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], {"n": 1}, 2.5, -0.0]
-WORDS = ["straße", "STRASSE", "ΟΔΟΣ", "οδος", "Σίσυφος", "İstanbul", "ǅemal", "None", "True"]
-NEEDLES = [
-    "ß",
-    "ss",
-    "SS",
-    "σ",  # noqa: RUF001 - the Greek small sigma is chosen on purpose
-    "ς",
-    "Σ",
-    "ΟΣ",
-    "οδος",
-    "İ",
-    "i",
-    "i\u0307",
-    "i\u0307st",
-    "ǅ",
-    "Ǆ",
-    "ǆ",
-    "'",
-    "none",
-    "true",
-    "1",
-    " ",
-    "%",
-    "_",
-    '"',
-    "\x00",
-    "straße",
-    "{'",
-]
-
 texts = (
     st.text(alphabet=SPECIAL, max_size=10)
     | st.text(max_size=8)
     | st.sampled_from(WORDS)
     | st.lists(st.sampled_from(WORDS), min_size=2, max_size=4).map(" ".join)
+)
+POOLS = Pools(
+    ids=id_pool(8),
+    tags=["a", "b", "A", "", "tag", "ǅ", "%", "a\x00"],
+    keys=["a", "b", "k", "it's", MISSING],
+    values=VALUE_POOL,
+    filter_values=[*VALUE_POOL, (1,)],
+    equal_twins={1: [1, 1.0, True], 0: [0, 0.0, -0.0, False], None: [None]},
+    needles=[
+        "ß",
+        "ss",
+        "SS",
+        "σ",  # noqa: RUF001 - the Greek small sigma is chosen on purpose
+        "ς",
+        "Σ",
+        "ΟΣ",
+        "οδος",
+        "İ",
+        "i",
+        "i\u0307",
+        "i\u0307st",
+        "ǅ",
+        "Ǆ",
+        "ǆ",
+        "'",
+        "none",
+        "true",
+        "1",
+        " ",
+        "%",
+        "_",
+        '"',
+        "\x00",
+        "straße",
+        "{'",
+    ],
+    texts=texts,
+    piece_size=9,
 )
 scalars = (
     st.none()
@@ -72,20 +77,9 @@ scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts
 )
-contents = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
-    max_leaves=6,
-)
-metadatas = st.dictionaries(st.sampled_from(KEY_POOL[:4]), st.sampled_from(VALUE_POOL), max_size=3)
-item_specs = st.fixed_dictionaries(
-    {
-        "id": st.sampled_from(ID_POOL),
-        "created_at": st.floats(allow_nan=False, allow_infinity=False),
-        "metadata": metadatas,
-        "content": contents,
-        "tags": st.lists(st.sampled_from(TAG_POOL), max_size=3),
-    }
+item_specs = POOLS.item_specs(
+    created_at=st.floats(allow_nan=False, allow_infinity=False),
+    contents=json_values(scalars, keys=texts),
 )
 limits = st.sampled_from([20, 0, 1, 2, 3, 10**6])
 operations = st.lists(
@@ -94,7 +88,7 @@ operations = st.lists(
         st.tuples(st.just("store_many"), st.lists(item_specs, min_size=1, max_size=4)),
         st.tuples(st.just("search"), st.none()),
         st.tuples(st.just("search"), st.none()),
-        st.tuples(st.just("retrieve"), st.sampled_from([*ID_POOL, UUID(int=1)])),
+        st.tuples(st.just("retrieve"), POOLS.retrieve_ids()),
     ),
     min_size=1,
     max_size=14,
@@ -106,62 +100,6 @@ def payload(item: MemoryItem | None) -> str:
     if item is None:
         return "None"
     return repr((str(item.id), item.created_at.hex(), item.metadata, item.content, item.tags))
-
-
-def draw_text(data: st.DataObject, stored: list[dict[str, Any]]) -> str | None:
-    """A needle: None, "", a trap, a random string, or a (case-changed) piece of stored content."""
-    kind = data.draw(st.sampled_from(["none", "empty", "trap", "random", "piece", "piece"]))
-    if kind == "none":
-        return None
-    if kind == "empty":
-        return ""
-    if kind == "trap":
-        return data.draw(st.sampled_from(NEEDLES))
-    if kind == "random" or not stored:
-        return data.draw(texts)
-    source = str(data.draw(st.sampled_from(stored))["content"])
-    start = data.draw(st.integers(0, max(0, len(source) - 1)))
-    end = data.draw(st.integers(min(len(source), start + 1), min(len(source), start + 9)))
-    piece = source[start:end]
-    return piece.swapcase() if data.draw(st.booleans()) else piece
-
-
-def draw_tags(data: st.DataObject, stored: list[dict[str, Any]]) -> list[str] | None:
-    """Query tags: None, [], random tags, or the tags of a stored item plus maybe another."""
-    kind = data.draw(st.sampled_from(["none", "empty", "random", "stored"]))
-    if kind == "none":
-        return None
-    if kind == "empty":
-        return []
-    extra = data.draw(st.lists(st.sampled_from(TAG_POOL), min_size=1, max_size=2))
-    if kind == "random" or not stored:
-        return extra
-    return [*data.draw(st.sampled_from(stored))["tags"], *extra[:1]]
-
-
-EQUAL_TWINS: dict[Any, list[Any]] = {1: [1, 1.0, True], 0: [0, 0.0, -0.0, False], None: [None]}
-
-
-def draw_filters(data: st.DataObject, stored: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Filters: None, {}, random ones, or a stored item's entries (1 given as 1.0 or True)."""
-    kind = data.draw(st.sampled_from(["none", "empty", "random", "stored", "stored"]))
-    if kind == "none":
-        return None
-    if kind == "empty":
-        return {}
-    random_filters = data.draw(
-        st.dictionaries(st.sampled_from(KEY_POOL), st.sampled_from([*VALUE_POOL, (1,)]), max_size=2)
-    )
-    if kind == "random" or not stored:
-        return random_filters or {"missing": None}
-    filters: dict[str, Any] = {}
-    for key, value in data.draw(st.sampled_from(stored))["metadata"].items():
-        if data.draw(st.booleans()):
-            twins = EQUAL_TWINS.get(value, [value]) if isinstance(value, int | None) else [value]
-            filters[key] = data.draw(st.sampled_from(twins))
-    if data.draw(st.booleans()):
-        filters["missing"] = None
-    return filters or random_filters
 
 
 async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
@@ -181,12 +119,7 @@ async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
                 found = await sqlite.retrieve(argument)
                 assert payload(found) == payload(await reference.retrieve(argument))
             else:
-                query = MemoryQuery(
-                    text=draw_text(data, stored),
-                    tags=draw_tags(data, stored),
-                    filters=draw_filters(data, stored),
-                    limit=data.draw(limits),
-                )
+                query = MemoryQuery(**POOLS.query_fields(data, stored, limits))
                 found_items = await sqlite.search(query)
                 expected = await reference.search(query)
                 assert [payload(i) for i in found_items] == [payload(i) for i in expected], query
