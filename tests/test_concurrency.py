@@ -45,6 +45,23 @@ def run_in_threads(
     return errors
 
 
+def writer(
+    store: InMemoryStore, batch: list[MemoryItem], started: threading.Event | None = None
+) -> Callable[[], Coroutine[Any, Any, None]]:
+    """Return a worker for ``run_in_threads`` that stores ``batch`` one item at a time.
+
+    It sets ``started`` (if given) first, so a reader can wait until writing has begun.
+    """
+
+    async def work() -> None:
+        if started is not None:
+            started.set()
+        for item in batch:
+            await store.store(item)
+
+    return work
+
+
 # ---------------------------------------------------------------- one event loop
 
 
@@ -123,14 +140,7 @@ def test_eight_threads_with_own_loops_lose_nothing() -> None:
     store = InMemoryStore()
     batches = [[MemoryItem(content=(t, n)) for n in range(300)] for t in range(8)]
 
-    def writer(batch: list[MemoryItem]) -> Callable[[], Coroutine[Any, Any, None]]:
-        async def work() -> None:
-            for item in batch:
-                await store.store(item)
-
-        return work
-
-    assert run_in_threads([writer(b) for b in batches]) == []
+    assert run_in_threads([writer(store, b) for b in batches]) == []
     final = asyncio.run(order(store))
     assert sorted(final) == sorted(i.id for b in batches for i in b)
 
@@ -140,14 +150,7 @@ def test_each_threads_items_keep_their_relative_order() -> None:
     store = InMemoryStore()
     batches = [[MemoryItem(content=(t, n)) for n in range(200)] for t in range(4)]
 
-    def writer(batch: list[MemoryItem]) -> Callable[[], Coroutine[Any, Any, None]]:
-        async def work() -> None:
-            for item in batch:
-                await store.store(item)
-
-        return work
-
-    assert run_in_threads([writer(b) for b in batches]) == []
+    assert run_in_threads([writer(store, b) for b in batches]) == []
     final = asyncio.run(order(store))
     for batch in batches:
         mine = {i.id for i in batch}
@@ -161,21 +164,13 @@ def test_searches_in_other_threads_see_prefixes() -> None:
     snapshots: list[list[UUID]] = []
     writing = threading.Event()
 
-    def writer(batch: list[MemoryItem]) -> Callable[[], Coroutine[Any, Any, None]]:
-        async def work() -> None:
-            writing.set()
-            for item in batch:
-                await store.store(item)
-
-        return work
-
     async def reader() -> None:
         writing.wait(timeout=JOIN_SECONDS)
         for _ in range(200):
             snapshots.append(await order(store))
             await asyncio.sleep(0)
 
-    assert run_in_threads([*(writer(b) for b in batches), reader]) == []
+    assert run_in_threads([*(writer(store, b, started=writing) for b in batches), reader]) == []
     final = asyncio.run(order(store))
     assert len(final) == 1200
     assert all(seen == final[: len(seen)] for seen in snapshots)
@@ -189,14 +184,7 @@ def test_threads_replacing_the_same_ids_keep_one_entry_each() -> None:
     ids = [MemoryItem().id for _ in range(50)]
     batches = [[MemoryItem(id=i, content=(t, n)) for n, i in enumerate(ids)] for t in range(8)]
 
-    def writer(batch: list[MemoryItem]) -> Callable[[], Coroutine[Any, Any, None]]:
-        async def work() -> None:
-            for item in batch:
-                await store.store(item)
-
-        return work
-
-    assert run_in_threads([writer(b) for b in batches]) == []
+    assert run_in_threads([writer(store, b) for b in batches]) == []
     final = asyncio.run(store.search(EVERYTHING))
     assert sorted(i.id for i in final) == sorted(ids)
     versions = {(b.id, id(b)) for batch in batches for b in batch}
