@@ -1,7 +1,12 @@
-"""Shared test configuration: hypothesis profiles sized for CI on a shared two-core machine."""
+"""Shared test configuration: hypothesis profiles sized for CI on a shared two-core machine, and
+the fixtures several test modules use."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 # No deadline: the machines are shared and noisy; speed is measured by the benchmark tools.
@@ -12,3 +17,16 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("lionmem")
+
+
+@pytest.fixture
+def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Yield a setter of the process's local time zone, restoring the original one afterwards."""
+
+    def set_tz(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_tz
+    monkeypatch.undo()
+    time.tzset()

@@ -10,15 +10,10 @@ import pytest
 from pydantic import ValidationError
 
 from lionmem import Element, MemoryItem
+from tests.validation_support import only_error
 
 CANONICAL = "12345678-1234-5678-1234-567812345678"
 SAMPLE_ID = UUID(CANONICAL)
-
-
-def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[Any, str, str]:
-    """Return ``(loc, type, msg)`` of the single error a ValidationError carries."""
-    (error,) = exc.value.errors()
-    return error["loc"], error["type"], error["msg"]
 
 
 class Note(MemoryItem):

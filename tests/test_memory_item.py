@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 from uuid import UUID
 
 import pytest
@@ -11,6 +10,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from lionmem import Element, MemoryItem
+from tests.validation_support import only_error
 
 CANONICAL = "12345678-1234-5678-1234-567812345678"
 OTHER = UUID(int=1)
@@ -36,12 +36,6 @@ def sample() -> MemoryItem:
         content={"a": [1, 2]},
         tags=["x"],
     )
-
-
-def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[Any, str, str]:
-    """Return ``(loc, type, msg)`` of the single error a ValidationError carries."""
-    (error,) = exc.value.errors()
-    return error["loc"], error["type"], error["msg"]
 
 
 # --- content (§2.7) ------------------------------------------------------------------------------

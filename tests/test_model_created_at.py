@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
-from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from lionmem import Element, MemoryItem
+from tests.validation_support import only_error
 
 NEW_YEAR_2020 = 1577836800.0
 
@@ -21,25 +21,6 @@ NEW_YEAR_2020 = 1577836800.0
 UTC_TZ = "UTC0"
 NEW_YORK_TZ = "EST5EDT,M3.2.0,M11.1.0"
 TOKYO_TZ = "JST-9"
-
-
-def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[Any, str, str]:
-    """Return ``(loc, type, msg)`` of the single error a ValidationError carries."""
-    (error,) = exc.value.errors()
-    return error["loc"], error["type"], error["msg"]
-
-
-@pytest.fixture
-def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    """Yield a setter of the process's local time zone, restoring the original one afterwards."""
-
-    def set_tz(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_tz
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from lionmem import Element, MemoryItem
+from tests.validation_support import only_error
 
 MEMORY_ITEM_NAMES = [
     "lionmem_models.memory_item.MemoryItem",
@@ -26,12 +27,6 @@ ELEMENT_NAMES = [
     "lionmem.Element",
     "lionagi.protocols.generic.element.Element",
 ]
-
-
-def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[Any, str, str]:
-    """Return ``(loc, type, msg)`` of the single error a ValidationError carries."""
-    (error,) = exc.value.errors()
-    return error["loc"], error["type"], error["msg"]
 
 
 def metadata_error(value: object, cls: type[Element] = MemoryItem) -> str:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from types import MappingProxyType, SimpleNamespace
@@ -56,19 +55,6 @@ class Exportable:
 
     def to_dict(self) -> dict[str, int]:
         return {"a": 1}
-
-
-@pytest.fixture
-def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    """Yield a setter of the process's local time zone, restoring the original one afterwards."""
-
-    def set_tz(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_tz
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from lionmem import MemoryQuery
-
-
-def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[Any, str, str]:
-    """Return ``(loc, type, msg)`` of the single error a ValidationError carries."""
-    (error,) = exc.value.errors()
-    return error["loc"], error["type"], error["msg"]
+from tests.validation_support import only_error
 
 
 def test_fields_in_declared_order() -> None:
