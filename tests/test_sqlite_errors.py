@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,16 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
         yield opened
 
 
-def _writer_lock(path: Path) -> sqlite3.Connection:
-    """Another connection holding the file's write lock."""
+@contextlib.contextmanager
+def _write_lock_held(path: Path) -> Iterator[None]:
+    """Hold the file's write lock from another connection for the duration of the block."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
-    return conn
+    try:
+        yield
+    finally:
+        conn.rollback()
+        conn.close()
 
 
 # ---------------------------------------------------------------- locks
@@ -36,24 +42,17 @@ async def test_write_lock_held_too_long_raises_unavailable(
     store: SQLiteMemoryStore, tmp_path: Path
 ) -> None:
     """A write lock held past the busy timeout and the retries raises MemoryAdapterUnavailable."""
-    lock = _writer_lock(tmp_path / "memory.db")
-    try:
-        with pytest.raises(MemoryAdapterUnavailable, match="database is locked"):
-            await store.store(MemoryItem())
-    finally:
-        lock.rollback()
-        lock.close()
+    with (
+        _write_lock_held(tmp_path / "memory.db"),
+        pytest.raises(MemoryAdapterUnavailable, match="database is locked"),
+    ):
+        await store.store(MemoryItem())
 
 
 async def test_locked_write_stores_nothing(store: SQLiteMemoryStore, tmp_path: Path) -> None:
     """The write that met the lock left nothing behind."""
-    lock = _writer_lock(tmp_path / "memory.db")
-    try:
-        with pytest.raises(MemoryAdapterUnavailable):
-            await store.store(MemoryItem())
-    finally:
-        lock.rollback()
-        lock.close()
+    with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):
+        await store.store(MemoryItem())
     assert await store.count() == 0
 
 
@@ -61,11 +60,8 @@ async def test_store_is_usable_after_the_lock_is_released(
     store: SQLiteMemoryStore, tmp_path: Path
 ) -> None:
     """Once the other writer lets go, writes succeed again."""
-    lock = _writer_lock(tmp_path / "memory.db")
-    with pytest.raises(MemoryAdapterUnavailable):
+    with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):
         await store.store(MemoryItem())
-    lock.rollback()
-    lock.close()
     item = MemoryItem(content="after")
     await store.store(item)
     assert dump(await store.retrieve(item.id)) == dump(item)
@@ -77,13 +73,9 @@ async def test_reads_go_on_while_another_process_writes(
     """In WAL mode a held write lock does not block retrieve or search."""
     item = MemoryItem(content="readable")
     await store.store(item)
-    lock = _writer_lock(tmp_path / "memory.db")
-    try:
+    with _write_lock_held(tmp_path / "memory.db"):
         found = await store.retrieve(item.id)
         hits = await store.search(MemoryQuery(text="readable"))
-    finally:
-        lock.rollback()
-        lock.close()
     assert (dump(found), [hit.id for hit in hits]) == (dump(item), [item.id])
 
 
@@ -94,11 +86,9 @@ async def test_write_waits_for_a_short_lock(tmp_path: Path) -> None:
         locked, release = threading.Event(), threading.Event()
 
         def hold_lock() -> None:
-            lock = _writer_lock(path)
-            locked.set()
-            release.wait(timeout=10)
-            lock.rollback()
-            lock.close()
+            with _write_lock_held(path):
+                locked.set()
+                release.wait(timeout=10)
 
         holder = threading.Thread(target=hold_lock)
         holder.start()
@@ -115,13 +105,11 @@ async def test_unavailable_error_chains_the_sqlite_error(
     store: SQLiteMemoryStore, tmp_path: Path
 ) -> None:
     """The native sqlite3 error is the __cause__."""
-    lock = _writer_lock(tmp_path / "memory.db")
-    try:
-        with pytest.raises(MemoryAdapterUnavailable) as caught:
-            await store.store(MemoryItem())
-    finally:
-        lock.rollback()
-        lock.close()
+    with (
+        _write_lock_held(tmp_path / "memory.db"),
+        pytest.raises(MemoryAdapterUnavailable) as caught,
+    ):
+        await store.store(MemoryItem())
     assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
 
 
