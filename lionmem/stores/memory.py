@@ -250,14 +250,18 @@ def _take(
             source = _iterate_from(items, position)
 
 
-def _position_after(items: dict[UUID, MemoryItem], item: MemoryItem) -> int:
-    """The position just after ``item``'s id in the dict's order (a copy of the keys; rare)."""
+def _offset_in(items: dict[UUID, MemoryItem], start: int, count: int, item: MemoryItem) -> int:
+    """The offset of ``item``'s id among the ``count`` ids from position ``start`` (rare: a resume)."""
+    key = item.id
     while True:
         try:
-            keys = list(items)
+            keys = list(islice(items, start, start + count))
         except RuntimeError:  # another thread added an item during the copy: copy again
             continue
-        return keys.index(item.id) + 1
+        for offset, candidate in enumerate(keys):
+            if candidate is key or candidate == key:
+                return offset
+        return count - 1  # cannot happen: the item was read from these positions
 
 
 def _next_size(limit: int, found: int, scanned: int) -> int:
@@ -275,13 +279,15 @@ def _scan(items: dict[UUID, MemoryItem], search: _Search) -> list[MemoryItem]:
     wanted, conditions, limit = search.wanted, search.conditions, search.limit
     results: list[MemoryItem] = []
     total = len(items)
-    source: Iterator[MemoryItem] = iter(items.values())
-    known = total  # the dict's size, read before `source` was made
-    start = 0  # the position `source` started at
-    while True:
+    done = 0
+    size = _FIRST_CHUNK if limit > 0 else _MAX_CHUNK
+    known = total  # the dict's size, read before `source` is made
+    source = iter(items.values())
+    while done < total:
+        count = min(size, total - done)
         item: MemoryItem | None = None
         try:
-            for item in source:
+            for item in islice(source, count):
                 if wanted is not None and wanted.isdisjoint(item.tags):
                     continue
                 if conditions is not None:
@@ -301,12 +307,15 @@ def _scan(items: dict[UUID, MemoryItem], search: _Search) -> list[MemoryItem]:
             if len(items) == known:  # the dict did not grow: the error is the item's own
                 raise
             # Another thread added an item, so the dict's iterator stopped before giving the
-            # next one; every item up to `item` has been evaluated: resume just after it.
-            start = start if item is None else _position_after(items, item)
+            # next one. Every item up to `item` has been evaluated: resume just after it.
+            if item is not None:
+                done += _offset_in(items, done, count, item) + 1
             known = len(items)
-            source = islice(items.values(), start, total)
+            source = _iterate_from(items, done)
             continue
-        return results[:limit] if limit < 0 else results
+        done += count
+        size = _next_size(limit, len(results), done)
+    return results[:limit] if limit < 0 else results
 
 
 def _scan_text(
@@ -342,14 +351,20 @@ def _scan_text(
         except RuntimeError:
             if len(items) == known:  # the dict did not grow: the error is the item's own
                 raise
-            missed = None  # another thread added an item: read this chunk again (see below)
-        seen = ahead - length_hint(source) - 1
-        if len(items) != known:
-            # Another thread added an item: the iterator stopped, or its count of what is left
-            # can no longer be trusted. Nothing observable has run yet: read the chunk again.
+            # Another thread added an item: nothing observable has run for this chunk yet, so
+            # read it again with a new iterator.
             known = len(items)
             source = _iterate_from(items, done)
             continue
+        if missed is not None:
+            # The iterator's count of what is left tells how many items were read, unless
+            # another thread has grown the dict since (its count is then unreliable): in that
+            # case read the chunk again, as nothing observable has run yet.
+            seen = ahead - length_hint(source) - 1
+            if len(items) != known:
+                known = len(items)
+                source = _iterate_from(items, done)
+                continue
         # Every item before `missed` held its cached string: only cached text was read, so
         # nothing the user can observe has run. Now the other predicates, in order.
         for hit in hits:
@@ -364,6 +379,11 @@ def _scan_text(
             source, tail = _take(items, source, done + seen + 1, count - seen - 1)
             if _evaluate([missed, *tail], done + seen, cache, search, results):
                 return results
+        elif len(items) != known:
+            # The chunk was read whole before another thread grew the dict; go on from the
+            # next position with a new iterator.
+            known = len(items)
+            source = _iterate_from(items, done + count)
         done += count
         size = _next_size(limit, len(results), done)
     return results[:limit] if limit < 0 else results
