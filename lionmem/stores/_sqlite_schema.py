@@ -24,6 +24,8 @@ Tables (version 1):
 ``lionmem_meta``
     Key/value facts about the file; ``unicode_version`` is the Unicode database that lowered
     ``text``. When this Python's differs, ``text`` and ``items_text`` are recomputed on open.
+
+Every write, a migration included, runs inside ``transaction``: all of it or none of it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import contextlib
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from lionmem.errors import MemoryAdapterError
 from lionmem.stores._sqlite_codec import fts_text, lowered_text
@@ -45,6 +47,8 @@ __all__ = [
     "delete_text",
     "insert_text",
     "prepare",
+    "rollback",
+    "transaction",
 ]
 
 APPLICATION_ID = 0x4C4D454D  # "LMEM": marks a lionmem file in the SQLite header.
@@ -108,6 +112,26 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 class IncompatibleDatabaseError(MemoryAdapterError):
     """The file is not a lionmem database this version can read; it was left unchanged."""
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End an open transaction after an error, keeping that error the one that is raised."""
+    if conn.in_transaction:
+        # SQLite may have rolled back already, or refuse now; the original error matters more.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the block in one write transaction: committed at the end, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
 
 
 def insert_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
@@ -195,15 +219,13 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
     Nothing is written to a file that is not lionmem's, or is newer than this library.
     """
     version = _identify(conn, where)
-    if version is not None and _current(conn):
-        if wal:
-            conn.execute("PRAGMA journal_mode = WAL")
-        return
+    up_to_date = version is not None and _current(conn)
     if wal:
         # Outside a transaction, as SQLite requires; it changes only the journal mode.
         conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    if up_to_date:
+        return
+    with transaction(conn):
         # Another process may have initialised or migrated the file meanwhile: look again.
         version = _identify(conn, where) or 0
         for step in MIGRATIONS[version:]:
@@ -213,10 +235,3 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
         if not _current(conn):
             _rebuild_text(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            # The error that stopped the migration matters more than a failing rollback.
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-        raise

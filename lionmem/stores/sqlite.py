@@ -36,7 +36,6 @@ Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -64,6 +63,8 @@ from lionmem.stores._sqlite_schema import (
     delete_text,
     insert_text,
     prepare,
+    rollback,
+    transaction,
 )
 from lionmem.stores._sqlite_worker import Worker, WorkerStopped
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -234,7 +235,7 @@ class SQLiteMemoryStore:
                 return operation(self._conn)
             except sqlite3.Error as exc:
                 if self._conn is not None:
-                    _rollback(self._conn)
+                    rollback(self._conn)
                 if _primary(exc) in _RETRYABLE and attempt < _RETRIES:
                     time.sleep(_BACKOFF[attempt] * (1 + random.random()))
                     continue
@@ -367,23 +368,10 @@ class SQLiteMemoryStore:
 # -- operations, run in the worker thread ---------------------------------------------------
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    """End an open transaction after an error, keeping that error the one that is raised."""
-    if conn.in_transaction:
-        # SQLite may have rolled back already, or refuse now; the original error matters more.
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-
-
 def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for encoded in batch:
             _upsert(conn, encoded)
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise
 
 
 def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
@@ -419,8 +407,7 @@ def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
 
 
 def _delete(conn: sqlite3.Connection, key: str) -> bool:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (key,)).fetchone()
         if found is not None:
             seq, text = found
@@ -428,10 +415,6 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
             conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM items WHERE seq = ?", (seq,))
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise
     return found is not None
 
 
