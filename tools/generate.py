@@ -161,22 +161,19 @@ def files_under(folder: Path) -> dict[str, Path]:
     }
 
 
+def _lines(path: Path | None) -> list[str]:
+    """Return the lines of ``path`` with their endings; none for a file that is absent."""
+    return [] if path is None else path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
 def differences(expected_root: Path, actual_root: Path) -> list[str]:
     """Return a unified diff (as lines) turning the committed tree into the fresh one."""
     expected = files_under(expected_root)
     actual = files_under(actual_root)
     lines: list[str] = []
     for name in sorted(expected.keys() | actual.keys()):
-        old = (
-            actual[name].read_text(encoding="utf-8").splitlines(keepends=True)
-            if name in actual
-            else []
-        )
-        new = (
-            expected[name].read_text(encoding="utf-8").splitlines(keepends=True)
-            if name in expected
-            else []
-        )
+        old = _lines(actual.get(name))
+        new = _lines(expected.get(name))
         if name not in expected:
             lines.append(f"stale file, not produced from schema/: generated/{name}\n")
         elif name not in actual:
