@@ -363,11 +363,7 @@ class FakeMemoryAdapter:
         """Build a new MemoryItem from a service record; a malformed record raises MemoryAdapterError."""
         try:
             return _memory_item(record, tags_optional=tags_optional)
-        except (
-            KeyError,
-            TypeError,
-            ValueError,
-        ) as exc:  # pydantic's ValidationError is a ValueError
+        except (KeyError, TypeError, ValueError) as exc:  # ValidationError is a ValueError
             if self._behaviour.malformed_responses:
                 return _salvage(record)
             msg = f"the fake service returned a malformed record: {exc!r}"

@@ -38,7 +38,7 @@ SUITE_CLASS = "TestMemoryAdapterConformance"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the suite's options (seed and example count of the randomised cases)."""
+    """Add the suite's options: seed and example count of the randomised cases, per-case timeout."""
     group = parser.getgroup("lionmem-conformance", "lionmem adapter conformance suite")
     group.addoption(
         "--lionmem-seed",
