@@ -55,13 +55,17 @@ class _Driver(NamedTuple):
     source: str
     order: str
     drive: str
-    drive_params: tuple[Any, ...]
     check: str
-    check_params: tuple[Any, ...]
     count_sql: str
-    count_params: tuple[Any, ...]
+    """Counts the predicate's rows up to ``CAP``, bound to ``params`` followed by ``CAP``."""
+    params: tuple[Any, ...]
+    """What ``drive``, ``check`` (and ``drive_many``) are bound to."""
     drive_many: str | None = None
     """The driving condition to use instead of ``drive`` when the count reached ``CAP``."""
+
+    def count_rows(self, counter: Counter) -> int:
+        """Return the predicate's row count, stopping at ``CAP``."""
+        return counter(self.count_sql, (*self.params, CAP))
 
 
 def _encodable(text: str) -> bool:
@@ -83,11 +87,9 @@ def _tags_driver(wanted: list[str]) -> _Driver:
             source="item_tags AS t CROSS JOIN items AS i ON i.seq = t.seq",
             order="t.seq",
             drive="t.tag = ?",
-            drive_params=(wanted[0],),
             check="EXISTS (SELECT 1 FROM item_tags WHERE tag = ? AND seq = i.seq)",
-            check_params=(wanted[0],),
             count_sql="SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag = ? LIMIT ?)",
-            count_params=(wanted[0], CAP),
+            params=(wanted[0],),
         )
     # One placeholder per tag: SQLite's JSON functions cut a string at NUL. Driving, the list of
     # seqs is computed once and sorted, and SQLite reads the items by those seqs in order: cheap
@@ -99,11 +101,9 @@ def _tags_driver(wanted: list[str]) -> _Driver:
         source="items AS i",
         order="i.seq",
         drive=f"i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))",
-        drive_params=tuple(wanted),
         check=exists,
-        check_params=tuple(wanted),
         count_sql=f"SELECT count(*) FROM (SELECT 1 FROM item_tags WHERE tag IN ({marks}) LIMIT ?)",
-        count_params=(*wanted, CAP),
+        params=tuple(wanted),
         drive_many=exists,
     )
 
@@ -113,11 +113,9 @@ def _filter_driver(key: str, text: str) -> _Driver:
         source="item_fields AS f CROSS JOIN items AS i ON i.seq = f.seq",
         order="f.seq",
         drive="f.key = ? AND f.value = ?",
-        drive_params=(key, text),
         check="EXISTS (SELECT 1 FROM item_fields WHERE key = ? AND value = ? AND seq = i.seq)",
-        check_params=(key, text),
         count_sql="SELECT count(*) FROM (SELECT 1 FROM item_fields WHERE key = ? AND value = ? LIMIT ?)",
-        count_params=(key, text, CAP),
+        params=(key, text),
     )
 
 
@@ -140,13 +138,11 @@ class SearchDraft:
             return None, CAP
         if len(self.candidates) == 1 and not self.trigram:
             only = self.candidates[0]
-            return only, CAP if only.drive_many is None else count(
-                only.count_sql, only.count_params
-            )
+            return only, CAP if only.drive_many is None else only.count_rows(count)
         best: _Driver | None = None
         best_rows = CAP + 1
         for candidate in self.candidates:
-            rows = count(candidate.count_sql, candidate.count_params)
+            rows = candidate.count_rows(count)
             if rows == 0:
                 return candidate, 0
             if rows < best_rows:
@@ -166,7 +162,7 @@ class SearchDraft:
             source, order = driver.source, driver.order
             many = driver.drive_many is not None and rows >= CAP
             where.append(driver.drive_many if many and driver.drive_many else driver.drive)
-            params.extend(driver.drive_params)
+            params.extend(driver.params)
         elif self.trigram:
             source = "items_text CROSS JOIN items AS i ON i.seq = items_text.rowid"
             order = "items_text.rowid"
@@ -180,7 +176,7 @@ class SearchDraft:
         for candidate in self.candidates:
             if candidate is not driver:
                 where.append(candidate.check)
-                params.extend(candidate.check_params)
+                params.extend(candidate.params)
         for key in self.null_keys:
             where.append(
                 "NOT EXISTS (SELECT 1 FROM item_fields "
