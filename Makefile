@@ -26,7 +26,7 @@ $(NODE_STAMP): package.json package-lock.json
 
 install: $(STAMP) $(NODE_STAMP)
 
-demo: install
+demo: $(STAMP)
 	$(BIN)/python -m lionmem demo
 
 generate: install
