@@ -41,6 +41,19 @@ class Shouting(str):
         return self.upper() + " SHOUTED"
 
 
+class Poke:
+    """A content whose str() reassigns a later item's content, flipping whether it says Harbor."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+        self.calls = 0
+
+    def __str__(self) -> str:
+        self.calls += 1
+        self.target.content = f"{'Harbor' if self.calls % 2 else 'river'} {self.calls}"
+        return "poke"
+
+
 class Twins:
     """The same items in lionmem's store and in lionagi's, changed in lockstep."""
 
@@ -175,6 +188,27 @@ async def test_write_into_the_items_dict_is_seen() -> None:
     twins.theirs[index].__dict__["content"] = "river"
     assert await twins.same(text="harbor") == []
     assert await twins.same(text="river") == [twins.mine[index].id]
+
+
+async def test_str_that_changes_a_later_item_is_seen_before_that_item_is_read() -> None:
+    """A later item is read after an earlier content's str() ran, as in the reference.
+
+    Item 10's str() reassigns item 50's content, alternately with and without Harbor. Every
+    search must match item 50 exactly when that search's own call said Harbor, also when an
+    exact string before item 10 changed, so that the chunk is refreshed from there.
+    """
+    twins = Twins()
+    for n in range(100):
+        await twins.add(f"river {n}")
+    ours, theirs = Poke(), Poke()  # one per store, so that each counts its own store's calls
+    ours.target, theirs.target = twins.mine[50], twins.theirs[50]
+    twins.mine[10].content, twins.theirs[10].content = ours, theirs
+    for limit in (-1, 20, 3, 10**6):
+        for round_ in range(3):
+            twins.assign(5, f"river five {limit} {round_}")
+            found = await twins.same(text="harbor", limit=limit)
+            assert found == ([twins.mine[50].id] if ours.calls % 2 else [])[:limit]
+            await twins.same(text="five", limit=limit)  # one match, before item 10: no early stop
 
 
 async def test_changes_in_the_middle_of_a_long_store_with_limits() -> None:

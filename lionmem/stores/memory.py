@@ -30,8 +30,11 @@ Scanning. A search copies the items stored when it started out of the dict a chu
 item's content with the cached string and tests the cached lowered text; no user code runs
 there, so it may look at items past the limit without any observable effect. Tags and filters
 then run, in order, on those text matches, up to the limit. From the first item whose content is
-not its cached string, the rest of the chunk is evaluated item by item with every rule, and the
-cache refreshed. Tags and filters alone are evaluated item by item straight from the dict.
+not its cached string, the rest of the chunk is evaluated with every rule and the cache
+refreshed: its leading exact-``str`` contents lowered and tested in C (their ``str()`` runs no
+user code), then, from the first other content on, item by item, each content read just before
+its text is tested, as in the reference. Tags and filters alone are evaluated item by item
+straight from the dict.
 
 Concurrency: the methods never await, so within one event loop each call runs whole, in
 submission order. Across threads, a write is one dict assignment (atomic under the GIL). If
@@ -46,9 +49,9 @@ an order that never shows a string with another string's lowered text.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from itertools import islice, repeat
-from operator import length_hint
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, contains, is_, is_not, length_hint
 from typing import Any
 from uuid import UUID
 
@@ -59,6 +62,7 @@ __all__ = ["InMemoryStore"]
 
 _FIRST_CHUNK = 64
 _MAX_CHUNK = 2048
+_CONTENT = attrgetter("content")
 _UNSEEN: Any = object()  # a position the cache holds nothing for: no content is this object
 
 
@@ -95,7 +99,7 @@ class _TextCache:
         lowered.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
         return zip(sources, lowered, chunk, strict=False)
 
-    def update(self, positions: list[int], strings: list[str], lows: list[str]) -> None:
+    def update(self, positions: Sequence[int], strings: list[str], lows: list[str]) -> None:
         """Remember the strings a scan found at ``positions``, with their lowered texts.
 
         Each position is first marked unseen, then given its lowered text, then its string, so a
@@ -367,12 +371,8 @@ def _scan_text(
                 continue
         # Every item before `missed` held its cached string: only cached text was read, so
         # nothing the user can observe has run. Now the other predicates, in order.
-        for hit in hits:
-            if rest and not search.keep(hit):
-                continue
-            results.append(hit)
-            if len(results) == limit:
-                return results
+        if _collect(hits, search, results):
+            return results
         if missed is not None:
             # From `missed` on, contents are not all their cached strings: every rule, item by
             # item, for the rest of the chunk (refreshing the cache).
@@ -396,7 +396,49 @@ def _evaluate(
     search: _Search,
     results: list[MemoryItem],
 ) -> bool:
-    """Every rule, item by item, for ``chunk`` (at position ``start``); True once the limit is reached."""
+    """Every rule, in order, for ``chunk`` (at position ``start``), refreshing the cache; True once the limit is reached.
+
+    The contents are read first. The leading ones that are exact ``str`` are lowered and tested
+    in C, where no user code can run (``str()`` of a plain string is the string itself), so the
+    results and their order are the reference's. From the first other content on, items are
+    read and evaluated one by one, in order: its ``str()`` may run user code, even code that
+    changes a later item.
+    """
+    contents = list(map(_CONTENT, chunk))
+    plain = len(contents)
+    if not all(map(is_, map(type, contents), repeat(str))):
+        plain = next(compress(count(), map(is_not, map(type, contents), repeat(str))))
+    if plain:
+        strings = contents[:plain]
+        lows = list(map(str.lower, strings))
+        cache.update(range(start, start + plain), strings, lows)
+        if _collect(compress(chunk, map(contains, lows, repeat(search.needle))), search, results):
+            return True
+    return plain < len(chunk) and _evaluate_each(
+        chunk[plain:], start + plain, cache, search, results
+    )
+
+
+def _collect(hits: Iterable[MemoryItem], search: _Search, results: list[MemoryItem]) -> bool:
+    """Append the text matches ``hits`` that pass the tags and filters, in order; True once the limit is reached."""
+    limit, rest = search.limit, search.rest
+    for hit in hits:
+        if rest and not search.keep(hit):
+            continue
+        results.append(hit)
+        if len(results) == limit:
+            return True
+    return False
+
+
+def _evaluate_each(
+    chunk: list[MemoryItem],
+    start: int,
+    cache: _TextCache,
+    search: _Search,
+    results: list[MemoryItem],
+) -> bool:
+    """Every rule for each item of ``chunk`` in turn, reading its content just before its text."""
     needle, limit, rest = search.needle, search.limit, search.rest
     # What to remember, in three lists (tuples would be tracked by the garbage collector).
     positions: list[int] = []
