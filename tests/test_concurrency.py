@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -213,3 +214,41 @@ def test_threads_retrieving_while_others_store_find_every_stored_item() -> None:
 
     assert run_in_threads([write, read, read]) == []
     assert wrong == []
+
+
+def test_a_store_landing_while_a_scan_resumes_is_survived() -> None:
+    """A store that lands between a resumed scan's new iterator and its skip makes it retry, not fail.
+
+    A profile hook plays the other thread deterministically: it adds an item in the middle of a
+    tag scan (so the scan resumes), then again at the very ``next`` call that advances the new
+    iterator to where the scan stopped.
+    """
+    store = InMemoryStore()
+    first = [MemoryItem(content=n, tags=["a" if n % 2 else "b"]) for n in range(5000)]
+    late = [MemoryItem(content=f"late {n}", tags=["a"]) for n in range(2)]
+    for item in first:
+        asyncio.run(store.store(item))
+    calls = {"isdisjoint": 0, "next": 0}
+
+    def other_thread(frame: Any, event: str, arg: Any) -> None:
+        if event != "c_call":
+            return
+        name = getattr(arg, "__name__", "")
+        if name == "isdisjoint":
+            calls["isdisjoint"] += 1
+            if calls["isdisjoint"] == 100:
+                store._items[late[0].id] = late[0]  # a store in the middle of the scan
+        elif name == "next" and calls["isdisjoint"] >= 100:
+            calls["next"] += 1
+            if calls["next"] == 1:
+                store._items[late[1].id] = late[1]  # a store while the scan resumes
+
+    search = store.search(MemoryQuery(tags=["a"], limit=1_000_000))
+    sys.setprofile(other_thread)
+    try:
+        found = asyncio.run(search)
+    finally:
+        sys.setprofile(None)
+    assert calls["next"] >= 2  # the resume's first iterator was refused and made again
+    # The search sees the items stored when it started, each evaluated once, in order.
+    assert [item.id for item in found] == [item.id for item in first if "a" in item.tags]

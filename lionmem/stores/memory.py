@@ -233,10 +233,18 @@ def _first(items: dict[UUID, MemoryItem], limit: int) -> list[MemoryItem]:
 
 
 def _iterate_from(items: dict[UUID, MemoryItem], position: int) -> Iterator[MemoryItem]:
-    """A fresh iterator over the dict's items, advanced to ``position`` (in C, without copying)."""
-    source = iter(items.values())
-    next(islice(source, position, position), None)
-    return source
+    """A fresh iterator over the dict's items, advanced to ``position`` (in C, without copying).
+
+    Another thread may add an item between ``iter()`` and the skip, and the new iterator then
+    refuses to go on; nothing has been evaluated yet, so make it again.
+    """
+    while True:
+        source = iter(items.values())
+        try:
+            next(islice(source, position, position), None)
+        except RuntimeError:
+            continue
+        return source
 
 
 def _take(
