@@ -62,57 +62,18 @@ class Contender(Protocol):
         ...
 
 
-class Lionmem:
-    """lionmem's ``InMemoryStore`` holding lionmem ``MemoryItem`` objects."""
+class _Seam:
+    """A store with ADR-0092's three methods, holding items of ``item_class``."""
 
-    name = "lionmem"
+    name: str
 
-    def __init__(self) -> None:
-        self._store = InMemoryStore()
-
-    def fill(self, specs: Iterable[ItemSpec], shared: list[MemoryItem]) -> Callable[[], Any]:
-        store = self._store.store
-
-        async def run() -> None:
-            for item in shared:
-                await store(item)
-
-        return run
-
-    def new_items(self, specs: list[ItemSpec]) -> list[Any]:
-        return [MemoryItem(**spec.kwargs()) for spec in specs]
-
-    @property
-    def store(self) -> AsyncFn:
-        return self._store.store
-
-    @property
-    def retrieve(self) -> AsyncFn:
-        return self._store.retrieve
-
-    def key(self, item_id: UUID) -> Any:
-        return item_id
-
-    def search(self, query: QuerySpec, n: int) -> Call | None:
-        return self._store.search, MemoryQuery(**query.fields(n))
-
-    def ids(self, found: Any) -> list[str]:
-        return [str(item.id) for item in found]
-
-
-class Lionagi:
-    """lionagi 0.36.0's ``InMemoryStore`` holding lionagi ``MemoryItem`` objects."""
-
-    name = "lionagi"
-
-    def __init__(self) -> None:
-        import lionagi
-
-        self._lionagi = lionagi
-        self._store = lionagi.InMemoryStore()
+    def __init__(self, store: Any, item_class: Callable[..., Any], query_class: Callable[..., Any]):
+        self._store: Any = store
+        self._item_class = item_class
+        self._query_class = query_class
 
     def fill(self, specs: Iterable[ItemSpec], shared: list[MemoryItem]) -> Callable[[], Any]:
-        items = self.new_items(list(specs))
+        items = self._fill_items(specs, shared)
         store = self._store.store
 
         async def run() -> None:
@@ -121,26 +82,54 @@ class Lionagi:
 
         return run
 
+    def _fill_items(self, specs: Iterable[ItemSpec], shared: list[MemoryItem]) -> list[Any]:
+        return self.new_items(list(specs))
+
     def new_items(self, specs: list[ItemSpec]) -> list[Any]:
-        make = self._lionagi.MemoryItem
+        make = self._item_class
         return [make(**spec.kwargs()) for spec in specs]
 
     @property
     def store(self) -> AsyncFn:
-        return self._store.store
+        method: AsyncFn = self._store.store
+        return method
 
     @property
     def retrieve(self) -> AsyncFn:
-        return self._store.retrieve
+        method: AsyncFn = self._store.retrieve
+        return method
 
     def key(self, item_id: UUID) -> Any:
         return item_id
 
     def search(self, query: QuerySpec, n: int) -> Call | None:
-        return self._store.search, self._lionagi.MemoryQuery(**query.fields(n))
+        return self._store.search, self._query_class(**query.fields(n))
 
     def ids(self, found: Any) -> list[str]:
         return [str(item.id) for item in found]
+
+
+class Lionmem(_Seam):
+    """lionmem's ``InMemoryStore`` holding lionmem ``MemoryItem`` objects."""
+
+    name = "lionmem"
+
+    def __init__(self) -> None:
+        super().__init__(InMemoryStore(), MemoryItem, MemoryQuery)
+
+    def _fill_items(self, specs: Iterable[ItemSpec], shared: list[MemoryItem]) -> list[Any]:
+        return shared  # the very objects the floor holds, so both walk the same memory
+
+
+class Lionagi(_Seam):
+    """lionagi 0.36.0's ``InMemoryStore`` holding lionagi ``MemoryItem`` objects."""
+
+    name = "lionagi"
+
+    def __init__(self) -> None:
+        import lionagi
+
+        super().__init__(lionagi.InMemoryStore(), lionagi.MemoryItem, lionagi.MemoryQuery)
 
 
 class LangGraph:
