@@ -14,7 +14,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
 from types import ModuleType
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, field_serializer, field_validator
+from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, ValidationError, core_schema
 
 __all__ = ["ElementBase", "QueryBase", "accepted_class_names", "utc_timestamp"]
 
@@ -201,6 +202,123 @@ def coerce_metadata(value: Any) -> dict[str, Any]:
 _METADATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 
+# Construction fast path (issue 7). ``Model(...)`` of a class whose fields are the Element fields
+# and at most ``content`` and ``tags`` besides (Element and MemoryItem) first tries a validator
+# built from the class's own core schema, in which the three Python validators are replaced by
+# pydantic-core's strict native checks, ``tags`` must be a list, and unknown keys are ignored
+# (pydantic-core's check for them costs more than the Python check below). The attempt is made
+# only when it cannot change the outcome:
+#
+# - ``metadata`` is absent or an exact dict without ``lion_class``, the one rule no native check
+#   expresses;
+# - its result is kept only if every key was a field (``len(fields_set) == len(data)``), else
+#   unknown keys would have been ignored instead of rejected.
+#
+# The native checks accept a subset of what the Python validators accept and give the same value
+# for it: a UUID instance as is, a finite float or an int as a plain float, a dict with str keys
+# copied with plain str keys, a list of str copied. For anything else the attempt fails or is
+# discarded, having run no user code and consumed no iterator (the strict checks reject a
+# generator before reading it; a list or dict subclass is read natively), and the class's own
+# validator runs, through ``BaseModel.__init__``, giving the result or the error it always gave.
+# ``tests/test_fast_init.py`` compares both paths on generated inputs.
+_NATIVE_FIELD_SCHEMAS: dict[str, CoreSchema] = {
+    "id": core_schema.uuid_schema(strict=True),
+    "created_at": core_schema.float_schema(strict=True, allow_inf_nan=False),
+    "metadata": core_schema.dict_schema(
+        core_schema.str_schema(strict=True), core_schema.any_schema(), strict=True
+    ),
+}
+# The other fields a fast-path class may have: the only schema each may have, and its fast one.
+_PLAIN_FIELD_SCHEMAS: dict[str, tuple[CoreSchema, CoreSchema]] = {
+    "content": (core_schema.any_schema(), core_schema.any_schema()),
+    "tags": (
+        core_schema.list_schema(core_schema.str_schema()),
+        core_schema.list_schema(core_schema.str_schema(), strict=True),
+    ),
+}
+_NO_METADATA: dict[str, Any] = {}
+
+
+class _FastInitTarget:
+    """The ``cls`` of a fast validator's schema.
+
+    pydantic-core reuses the validator a complete model class already has when a model schema
+    names that class, so the fast schema must name another; with ``self_instance`` given (the
+    only way the fast validator is called) the class is not otherwise used.
+    """
+
+
+def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
+    """Build the fast construction validator of ``cls``, or None when it has none (see above)."""
+    schema: Any = cls.__pydantic_core_schema__
+    if schema.get("type") != "model" or schema.get("post_init") or schema.get("root_model"):
+        return None
+    inner = schema["schema"]
+    if inner.get("type") != "model-fields" or inner.get("computed_fields"):
+        return None
+    if not _NATIVE_FIELD_SCHEMAS.keys() <= inner["fields"].keys():
+        return None  # ElementBase itself, or a class without the three fields
+    validators = {
+        "id": ElementBase._coerce_id.__func__,  # type: ignore[attr-defined]  # a classmethod's function
+        "created_at": ElementBase._coerce_created_at.__func__,  # type: ignore[attr-defined]  # as above
+        "metadata": ElementBase._coerce_metadata.__func__,  # type: ignore[attr-defined]  # as above
+    }
+    fields: dict[str, Any] = {}
+    for name, field in inner["fields"].items():
+        wrapped = field["schema"]
+        if wrapped.get("type") != "default" or field.get("validation_alias") is not None:
+            return None
+        if name in validators:
+            function = wrapped["schema"].get("function", {}).get("function")
+            if getattr(function, "__func__", None) is not validators[name]:
+                return None  # a subclass changed the validation of this field
+            native = _NATIVE_FIELD_SCHEMAS[name]
+        elif name in _PLAIN_FIELD_SCHEMAS and _PLAIN_FIELD_SCHEMAS[name][0] == wrapped["schema"]:
+            native = _PLAIN_FIELD_SCHEMAS[name][1]
+        else:
+            return None
+        fields[name] = {**field, "schema": {**wrapped, "schema": native}}
+    config: CoreConfig = schema.get("config", {}).copy()
+    config["extra_fields_behavior"] = "ignore"
+    fast = {
+        **schema,
+        "cls": _FastInitTarget,
+        "config": config,
+        "schema": {**inner, "fields": fields, "extra_behavior": "ignore"},
+    }
+    return SchemaValidator(fast, config)
+
+
+def _fast_init(owner: type[BaseModel], validator: SchemaValidator) -> Callable[..., None]:
+    """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above)."""
+
+    # Closure cells are read faster than module globals on this path.
+    no_metadata, failed, base_init = _NO_METADATA, ValidationError, BaseModel.__init__
+
+    def __init__(self: BaseModel, /, **data: Any) -> None:
+        __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
+        if (
+            type(self) is owner
+            and type(metadata := data.get("metadata", no_metadata)) is dict
+            and "lion_class" not in metadata
+        ):
+            try:
+                validator.validate_python(data, self_instance=self)
+            except failed:
+                pass
+            else:
+                if len(self.__pydantic_fields_set__) == len(data):
+                    return
+        base_init(self, **data)
+
+    __init__.__qualname__ = f"{owner.__qualname__}.__init__"
+    __init__.__doc__ = BaseModel.__init__.__doc__
+    # pydantic treats this __init__ as its own: no custom __init__ for model_validate to call.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # pydantic's marker
+    __init__.__lionmem_fast_init__ = True  # type: ignore[attr-defined]  # ours, replaceable
+    return __init__
+
+
 class ElementBase(BaseModel):
     """Identity, timestamp and metadata rules shared by every generated ``Element`` model."""
 
@@ -209,6 +327,19 @@ class ElementBase(BaseModel):
     if TYPE_CHECKING:
         # Declared by the generated Element; named here so the methods below type-check.
         id: UUID
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        """Give the class its fast ``__init__`` once its schema is complete, when it can have one."""
+        super().__pydantic_on_complete__()
+        own = cls.__dict__.get("__init__")
+        if own is not None and not getattr(own, "__lionmem_fast_init__", False):
+            return  # a class with an __init__ of its own keeps it
+        validator = _fast_validator(cls)
+        if validator is not None:
+            cls.__init__ = _fast_init(cls, validator)  # type: ignore[method-assign]  # per class
+        elif own is not None:
+            del cls.__init__  # rebuilt into a schema without a fast path: inherit again
 
     # The three validators are plain (they replace pydantic's own UUID, float and dict checks,
     # and give the same results) so that a common input costs one Python call per field:
