@@ -237,6 +237,9 @@ _PLAIN_FIELD_SCHEMAS: dict[str, tuple[CoreSchema, CoreSchema]] = {
     ),
 }
 _NO_METADATA: dict[str, Any] = {}
+# The only core-config keys a fast-path class may have: any other setting (strict, str_to_lower,
+# str_strip_whitespace, ...) could act on the native checks and not on the Python validators.
+_FAST_CONFIG_KEYS = frozenset({"title", "extra_fields_behavior"})
 
 
 class _FastInitTarget:
@@ -253,6 +256,11 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
     schema: Any = cls.__pydantic_core_schema__
     if schema.get("type") != "model" or schema.get("post_init") or schema.get("root_model"):
         return None
+    config = schema.get("config", {})
+    if not config.keys() <= _FAST_CONFIG_KEYS or config.get("extra_fields_behavior") == "allow":
+        return None  # a setting that could act on the native checks (str_strip_whitespace, ...)
+    if type(cls.__pydantic_validator__) is not SchemaValidator:
+        return None  # pydantic plugins observe validation: let them see every construction
     inner = schema["schema"]
     if inner.get("type") != "model-fields" or inner.get("computed_fields"):
         return None
@@ -278,15 +286,16 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
         else:
             return None
         fields[name] = {**field, "schema": {**wrapped, "schema": native}}
-    config: CoreConfig = schema.get("config", {}).copy()
-    config["extra_fields_behavior"] = "ignore"
+    fast_config = CoreConfig(
+        title=config.get("title", cls.__name__), extra_fields_behavior="ignore"
+    )
     fast = {
         **schema,
         "cls": _FastInitTarget,
-        "config": config,
+        "config": fast_config,
         "schema": {**inner, "fields": fields, "extra_behavior": "ignore"},
     }
-    return SchemaValidator(fast, config)
+    return SchemaValidator(fast, fast_config)
 
 
 def _fast_init(owner: type[BaseModel], validator: SchemaValidator) -> Callable[..., None]:

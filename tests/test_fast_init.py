@@ -22,7 +22,7 @@ from uuid import UUID
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from lionmem import Element, MemoryItem
 from lionmem.session import Branch, Session
@@ -121,6 +121,7 @@ METADATA: list[Any] = [
     {},
     {"a": 1},
     {"a": {"nested": [1]}, "b": None},
+    {" Key ": " Value "},
     {"lion_class": "lionmem.MemoryItem"},
     {"lion_class": "lionmem.Element"},
     {"lion_class": "other"},
@@ -142,6 +143,7 @@ TAGS: list[Any] = [
     [],
     ["a", "b"],
     ["a", "", "a"],
+    [" Tag "],
     ("a",),
     Fresh(_tags),
     Fresh(lambda: ListChild(["x", "y"])),
@@ -217,8 +219,36 @@ def outcome(cls: type[BaseModel], kwargs: dict[str, Any], build: Callable[..., A
         {name: type(value) for name, value in values.items()},
         [type(key) for key in item.metadata],
         sorted(item.model_fields_set),
+        item.__pydantic_extra__,
         {name: values[name] is kwargs.get(name) for name in values},
     )
+
+
+class Stripped(MemoryItem):
+    """Settings that act on str validation: they must not reach metadata keys (no fast path)."""
+
+    model_config = ConfigDict(str_strip_whitespace=True, str_to_lower=True)
+
+
+class StrictItem(MemoryItem):
+    """Strict mode: no fast path."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class AllowExtra(MemoryItem):
+    """Unknown keys kept in ``__pydantic_extra__``: no fast path."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class IgnoreExtra(MemoryItem):
+    """Unknown keys ignored: a fast path of its own, unknown keys taking the class validator."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+CLASSES = [MemoryItem, Element, Stripped, StrictItem, AllowExtra, IgnoreExtra]
 
 
 def reference(cls: type[BaseModel]) -> Callable[..., Any]:
@@ -232,7 +262,7 @@ def reference(cls: type[BaseModel]) -> Callable[..., Any]:
     return build
 
 
-@pytest.mark.parametrize("cls", [MemoryItem, Element], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 @settings(max_examples=EXAMPLES)
 @given(spec=inputs())
 def test_construction_matches_the_class_validator(
@@ -270,6 +300,31 @@ def test_the_fast_path_is_taken_for_the_usual_call() -> None:
         "content": None,
         "tags": ["t"],
     }
+
+
+@pytest.mark.parametrize(
+    ("cls", "fast"),
+    [
+        (MemoryItem, True),
+        (Element, True),
+        (IgnoreExtra, True),
+        (Stripped, False),
+        (StrictItem, False),
+        (AllowExtra, False),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_only_classes_without_settings_that_matter_get_a_fast_path(
+    cls: type[BaseModel], fast: bool
+) -> None:
+    own = cls.__dict__.get("__init__")
+    assert getattr(own, "__lionmem_fast_init__", False) is fast
+
+
+def test_settings_on_str_do_not_reach_metadata_keys() -> None:
+    item = Stripped(metadata={" Key ": 1}, tags=[" Tag "])
+    assert item.metadata == {" Key ": 1}
+    assert item.tags == ["tag"]
 
 
 def test_the_models_keep_pydantics_init_contract() -> None:
