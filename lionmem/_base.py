@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, field_serializer, field_validator
-from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, ValidationError, core_schema
+from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, core_schema
 
 __all__ = ["ElementBase", "QueryBase", "accepted_class_names", "utc_timestamp"]
 
@@ -215,12 +215,17 @@ _METADATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 #   unknown keys would have been ignored instead of rejected.
 #
 # The native checks accept a subset of what the Python validators accept and give the same value
-# for it: a UUID instance as is, a finite float or an int as a plain float, a dict with str keys
-# copied with plain str keys, a list of str copied. For anything else the attempt fails or is
-# discarded, having run no user code and consumed no iterator (the strict checks reject a
-# generator before reading it; a list or dict subclass is read natively), and the class's own
-# validator runs, through ``BaseModel.__init__``, giving the result or the error it always gave.
-# ``tests/test_fast_init.py`` compares both paths on generated inputs.
+# for it: a UUID instance as is, a finite float or an int as a plain float (a float subclass by
+# its own value, as the Python validator does), a dict with str keys copied with plain str keys, a
+# list of str copied. For anything else the attempt fails or is discarded, having consumed no
+# iterator (the strict checks reject a generator before reading it; a list or dict subclass is
+# read natively), and the class's own validator runs, through ``BaseModel.__init__``, giving the
+# result or the error it always gave. ``tests/test_fast_init.py`` compares both paths on
+# generated inputs. Only two things can differ, both for objects built to notice. User code the
+# checks reach may run once more (in the attempt, then in the class's validator): the
+# ``__float__`` of an int subclass given as created_at, a ``__class__`` property of an object
+# given as id, the ``__eq__`` of a metadata key (not an exact str) hashing like "lion_class". And
+# a positional argument's TypeError names ``Model.__init__`` instead of ``BaseModel.__init__``.
 _NATIVE_FIELD_SCHEMAS: dict[str, CoreSchema] = {
     "id": core_schema.uuid_schema(strict=True),
     "created_at": core_schema.float_schema(strict=True, allow_inf_nan=False),
@@ -302,22 +307,18 @@ def _fast_init(owner: type[BaseModel], validator: SchemaValidator) -> Callable[.
     """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above)."""
 
     # Closure cells are read faster than module globals on this path.
-    no_metadata, failed, base_init = _NO_METADATA, ValidationError, BaseModel.__init__
+    no_metadata, base_init = _NO_METADATA, BaseModel.__init__
 
     def __init__(self: BaseModel, /, **data: Any) -> None:
         __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
-        if (
-            type(self) is owner
-            and type(metadata := data.get("metadata", no_metadata)) is dict
-            and "lion_class" not in metadata
-        ):
+        if type(self) is owner and type(metadata := data.get("metadata", no_metadata)) is dict:
             try:
-                validator.validate_python(data, self_instance=self)
-            except failed:
+                if "lion_class" not in metadata:
+                    validator.validate_python(data, self_instance=self)
+                    if len(self.__pydantic_fields_set__) == len(data):
+                        return
+            except Exception:  # any failure, even from user code: the class validator decides
                 pass
-            else:
-                if len(self.__pydantic_fields_set__) == len(data):
-                    return
         base_init(self, **data)
 
     __init__.__qualname__ = f"{owner.__qualname__}.__init__"
@@ -368,8 +369,9 @@ class ElementBase(BaseModel):
         if type(value) is float and math.isfinite(value):
             return value
         seconds = coerce_created_at(value)
-        # pydantic's float validation, which this replaces, gives a plain float.
-        return seconds if type(seconds) is float else float(seconds)
+        # pydantic's float validation, which this replaces (and which the reference applies after
+        # its own coercion), gives a plain float: a float subclass's own value, not its __float__.
+        return seconds if type(seconds) is float else float.__float__(seconds)
 
     # The common input, a dict with str keys and no lion_class, costs one loop and one shallow
     # copy. Everything else takes the full coercion, then pydantic's dict[str, Any] validation

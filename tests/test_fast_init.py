@@ -19,6 +19,7 @@ from types import GeneratorType, MappingProxyType
 from typing import Any
 from uuid import UUID
 
+import lionagi  # the oracle (dependency group "oracle"): a missing oracle fails the run
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -420,3 +421,39 @@ def test_a_subclass_with_another_id_check_never_skips_it() -> None:
 def test_branch_and_session_keep_their_own_init(cls: type[BaseModel]) -> None:
     init = cls.__dict__["__init__"]
     assert not getattr(init, "__lionmem_fast_init__", False)
+
+
+class OwnFloat(float):
+    """A float subclass whose ``__float__`` gives another value."""
+
+    def __float__(self) -> float:
+        return 99.0
+
+
+def test_a_float_subclass_gives_its_own_value_on_both_paths_as_in_lionagi() -> None:
+    # lionagi returns the float subclass from its before-validator and pydantic's float
+    # validation then reads its value: 2.5, not __float__'s 99.0.
+    assert lionagi.MemoryItem(created_at=OwnFloat(2.5)).created_at == 2.5
+    assert reference(MemoryItem)(created_at=OwnFloat(2.5)).created_at == 2.5
+    assert MemoryItem(created_at=OwnFloat(2.5)).created_at == 2.5
+    assert MemoryItem.model_validate({"created_at": OwnFloat(2.5)}).created_at == 2.5
+
+
+class HashesLikeLionClass(str):
+    """A metadata key whose ``__eq__`` runs when ``"lion_class" in metadata`` is asked, and raises."""
+
+    def __hash__(self) -> int:
+        return hash("lion_class")
+
+    def __eq__(self, other: object) -> bool:
+        msg = "no comparison"
+        raise ValueError(msg)
+
+
+def test_an_error_raised_by_a_metadata_key_is_a_validation_error_on_both_paths() -> None:
+    for build in (reference(MemoryItem), MemoryItem):
+        with pytest.raises(ValidationError) as exc:
+            build(metadata={HashesLikeLionClass("x"): 1})
+        assert [(e["type"], e["loc"], e["msg"]) for e in exc.value.errors()] == [
+            ("value_error", ("metadata",), "Value error, no comparison")
+        ]
