@@ -18,10 +18,17 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    TypeAdapter,
+    WithJsonSchema,
+    field_serializer,
+    field_validator,
+)
 from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, core_schema
 
 __all__ = ["ElementBase", "QueryBase", "accepted_class_names", "utc_timestamp"]
@@ -200,6 +207,7 @@ def coerce_metadata(value: Any) -> dict[str, Any]:
 
 
 _METADATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+_UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"})]
 
 
 # Construction fast path (issue 7). ``Model(...)`` of a class whose fields are the Element fields
@@ -395,8 +403,9 @@ class ElementBase(BaseModel):
                 raise ValueError(msg)
         return _METADATA.validate_python(result)
 
+    # A str in both modes (SEMANTICS.md §2.9); described as the schema describes it, a UUID string.
     @field_serializer("id", check_fields=False)
-    def _serialize_id(self, value: UUID) -> str:
+    def _serialize_id(self, value: UUID) -> _UUIDString:
         return str(value)
 
     def __eq__(self, other: object) -> bool:

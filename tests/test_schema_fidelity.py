@@ -85,15 +85,6 @@ EXCEPTIONS: dict[tuple[str, Mode, str, str], tuple[Any, Any, str]] = {
         )
         for mode in MODES
     },
-    **{
-        (name, "serialization", "id", "format"): (
-            "uuid",
-            ABSENT,
-            "the id serializer (lionmem._base) is typed `-> str`, so pydantic describes the "
-            "output as a plain string; test_roundtrip proves the output is a canonical UUID",
-        )
-        for name in ("element", "memory_item")
-    },
 }
 
 
