@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from pydantic import (
     BaseModel,
@@ -214,18 +214,18 @@ _UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"}
 # and at most ``content`` and ``tags`` besides (Element and MemoryItem) first tries a validator
 # built from the class's own core schema, in which the three Python validators are replaced by
 # pydantic-core's strict native checks, ``tags`` must be a list, and unknown keys are ignored
-# (pydantic-core's check for them costs more than the Python check below). The attempt is made
-# only when it cannot change the outcome:
+# (pydantic-core's check for them costs more than the Python check below). The class must have
+# no setting, default factory or ``__init__`` that could tell the two apart (see
+# ``_fast_validator`` and ``__pydantic_on_complete__``). The attempt is made only when:
 #
+# - every key names a field, so ignoring unknown keys rejects nothing it should;
 # - ``metadata`` is absent or an exact dict without ``lion_class``, the one rule no native check
-#   expresses;
-# - its result is kept only if every key was a field (``len(fields_set) == len(data)``), else
-#   unknown keys would have been ignored instead of rejected.
+#   expresses.
 #
 # The native checks accept a subset of what the Python validators accept and give the same value
 # for it: a UUID instance as is, a finite float or an int as a plain float (a float subclass by
 # its own value, as the Python validator does), a dict with str keys copied with plain str keys, a
-# list of str copied. For anything else the attempt fails or is discarded, having consumed no
+# list of str copied. For anything else the attempt fails, having changed nothing and consumed no
 # iterator (the strict checks reject a generator before reading it; a list or dict subclass is
 # read natively), and the class's own validator runs, through ``BaseModel.__init__``, giving the
 # result or the error it always gave. ``tests/test_fast_init.py`` compares both paths on
@@ -253,6 +253,8 @@ _NO_METADATA: dict[str, Any] = {}
 # The only core-config keys a fast-path class may have: any other setting (strict, str_to_lower,
 # str_strip_whitespace, ...) could act on the native checks and not on the Python validators.
 _FAST_CONFIG_KEYS = frozenset({"title", "extra_fields_behavior"})
+# Default factories a failed attempt may call once more without anyone noticing.
+_PURE_FACTORIES: tuple[Any, ...] = (uuid4, utc_timestamp, dict, list)
 
 
 class _FastInitTarget:
@@ -289,6 +291,10 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
         wrapped = field["schema"]
         if wrapped.get("type") != "default" or field.get("validation_alias") is not None:
             return None
+        if wrapped.get("validate_default") or wrapped.get("default_factory_takes_data"):
+            return None  # a default the Python validator would check, or built from the input
+        if wrapped.get("default_factory", list) not in _PURE_FACTORIES:
+            return None  # a factory that may notice being called twice (attempt, then fallback)
         if name in validators:
             function = wrapped["schema"].get("function", {}).get("function")
             if getattr(function, "__func__", None) is not validators[name]:
@@ -311,7 +317,9 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
     return SchemaValidator(fast, fast_config)
 
 
-def _fast_init(owner: type[BaseModel], validator: SchemaValidator) -> Callable[..., None]:
+def _fast_init(
+    owner: type[BaseModel], validator: SchemaValidator, names: frozenset[str]
+) -> Callable[..., None]:
     """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above)."""
 
     # Closure cells are read faster than module globals on this path.
@@ -319,12 +327,15 @@ def _fast_init(owner: type[BaseModel], validator: SchemaValidator) -> Callable[.
 
     def __init__(self: BaseModel, /, **data: Any) -> None:
         __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
-        if type(self) is owner and type(metadata := data.get("metadata", no_metadata)) is dict:
+        if (
+            type(self) is owner
+            and names.issuperset(data)
+            and type(metadata := data.get("metadata", no_metadata)) is dict
+        ):
             try:
                 if "lion_class" not in metadata:
                     validator.validate_python(data, self_instance=self)
-                    if len(self.__pydantic_fields_set__) == len(data):
-                        return
+                    return
             except Exception:  # any failure, even from user code: the class validator decides
                 pass
         base_init(self, **data)
@@ -351,11 +362,17 @@ class ElementBase(BaseModel):
         """Give the class its fast ``__init__`` once its schema is complete, when it can have one."""
         super().__pydantic_on_complete__()
         own = cls.__dict__.get("__init__")
-        if own is not None and not getattr(own, "__lionmem_fast_init__", False):
-            return  # a class with an __init__ of its own keeps it
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None or getattr(init, "__lionmem_fast_init__", False):
+                continue
+            if init is not BaseModel.__init__:
+                return  # an __init__ of its own, or inherited from a user class, is kept
+            break
         validator = _fast_validator(cls)
         if validator is not None:
-            cls.__init__ = _fast_init(cls, validator)  # type: ignore[method-assign]  # per class
+            names = frozenset(cls.__pydantic_fields__)
+            cls.__init__ = _fast_init(cls, validator, names)  # type: ignore[method-assign]  # per class
         elif own is not None:
             del cls.__init__  # rebuilt into a schema without a fast path: inherit again
 

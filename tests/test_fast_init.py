@@ -23,7 +23,7 @@ import lionagi  # the oracle (dependency group "oracle"): a missing oracle fails
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lionmem import Element, MemoryItem
 from lionmem.session import Branch, Session
@@ -457,3 +457,83 @@ def test_an_error_raised_by_a_metadata_key_is_a_validation_error_on_both_paths()
         assert [(e["type"], e["loc"], e["msg"]) for e in exc.value.errors()] == [
             ("value_error", ("metadata",), "Value error, no comparison")
         ]
+
+
+class WithInit(MemoryItem):
+    """A subclass with its own ``__init__``."""
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("content", "from WithInit")
+        super().__init__(**data)
+
+
+class ChildOfWithInit(WithInit):
+    """Defines nothing: construction runs ``WithInit.__init__``."""
+
+
+class InitMixin:
+    """A mixin whose ``__init__`` comes before MemoryItem's in the MRO."""
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("tags", ["mixin"])
+        super().__init__(**data)
+
+
+class Mixed(InitMixin, MemoryItem):
+    """Defines nothing: construction runs ``InitMixin.__init__``."""
+
+
+def test_an_inherited_init_of_a_user_class_is_kept() -> None:
+    for cls in (ChildOfWithInit, Mixed):
+        assert "__init__" not in cls.__dict__
+    assert ChildOfWithInit().content == "from WithInit"
+    assert ChildOfWithInit.model_validate({}).content == "from WithInit"  # custom init is called
+    assert Mixed().tags == ["mixin"]
+
+
+class ValidatedDefault(MemoryItem):
+    """A metadata default that the Python validator checks (and rejects)."""
+
+    metadata: dict[str, Any] = Field(
+        default_factory=lambda: {"lion_class": "not.this.Class"}, validate_default=True
+    )
+
+
+def test_a_default_the_class_validates_is_validated_by_it() -> None:
+    assert "__init__" not in ValidatedDefault.__dict__
+    with pytest.raises(ValidationError, match="Metadata class mismatch"):
+        ValidatedDefault()
+
+
+_factory_calls: list[int] = []
+
+
+def _next_number() -> int:
+    _factory_calls.append(len(_factory_calls))
+    return _factory_calls[-1]
+
+
+class Sequenced(MemoryItem):
+    """A default factory that would notice being called twice."""
+
+    content: Any = Field(default_factory=_next_number)
+
+
+def test_a_default_factory_of_a_user_runs_once_per_construction() -> None:
+    assert "__init__" not in Sequenced.__dict__
+    _factory_calls.clear()
+    assert Sequenced(id=CANONICAL).content == 0  # a str id: the class validator decides
+    assert Sequenced(id=UUID(CANONICAL)).content == 1
+    assert _factory_calls == [0, 1]
+
+
+def test_a_failed_second_init_leaves_the_instance_unchanged() -> None:
+    # As with BaseModel.__init__: an unknown key is found before anything is written.
+    item = MemoryItem(content=1)
+    with pytest.raises(ValidationError):
+        item.__init__(content=2, colour="red")  # type: ignore[misc]  # calling __init__ again is the case under test
+    assert item.content == 1
+    reference_item = MemoryItem(content=1)
+    with pytest.raises(ValidationError):
+        BaseModel.__init__(reference_item, content=2, colour="red")
+    assert reference_item.content == 1
