@@ -30,3 +30,18 @@ def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]
     yield set_tz
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture(scope="module", params=["c", "python"])
+def text_scan(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a module's tests with InMemoryStore's C text scan, then with its Python stand-in.
+
+    The C module must be built (``make install`` requires it): importing it fails loudly here
+    otherwise, instead of the tests silently running the Python walk twice.
+    """
+    from lionmem.stores import _textscan, memory
+
+    with pytest.MonkeyPatch.context() as patch:
+        chosen = _textscan.scan if request.param == "c" else memory._walk_cached
+        patch.setattr(memory, "_scan_cached", chosen)
+        yield request.param

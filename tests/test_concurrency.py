@@ -9,7 +9,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 from uuid import UUID
 
+import pytest
+
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+
+# The C text scan and its Python stand-in both (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("text_scan")
 
 EVERYTHING = MemoryQuery(limit=1_000_000)
 JOIN_SECONDS = 60.0

@@ -14,11 +14,15 @@ from typing import Any
 from uuid import UUID
 
 import lionagi
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
 from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
+
+# The C text scan and its Python stand-in both (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("text_scan")
 
 EXAMPLES = 600
 

@@ -21,10 +21,14 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import lionagi
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+
+# The C text scan and its Python stand-in both (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("text_scan")
 
 EXAMPLES = 300
 WORDS = ["Harbor", "river", "Quasar", "ΟΔΟΣ", "straße", "İstanbul", "None", "note", "[1", "'k'"]
@@ -188,6 +192,92 @@ async def test_write_into_the_items_dict_is_seen() -> None:
     twins.theirs[index].__dict__["content"] = "river"
     assert await twins.same(text="harbor") == []
     assert await twins.same(text="river") == [twins.mine[index].id]
+
+
+class Retyped(MemoryItem):
+    """A subclass the tests below give a ``content`` property, or switch items to."""
+
+
+class Loud(MemoryItem):
+    """Its ``__getattribute__`` changes what ``item.content`` gives: the cache must not bypass it."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        return f"{value} HARBOR" if name == "content" and isinstance(value, str) else value
+
+
+def expected(items: list[MemoryItem], needle: str, limit: int = -1) -> list[UUID]:
+    """The reference's text search, written out: ``needle.lower() in str(item.content).lower()``."""
+    found = [item.id for item in items if needle.lower() in str(item.content).lower()]
+    return found[:limit]
+
+
+async def stored_mix() -> tuple[InMemoryStore, list[MemoryItem]]:
+    """Plain items around Retyped and Loud ones, searched once so that the cache holds them all."""
+    store = InMemoryStore()
+    items: list[MemoryItem] = []
+    for n in range(150):
+        kind = (MemoryItem, Retyped, MemoryItem, Loud)[n % 4]
+        items.append(kind(content=f"{'Harbor' if n % 5 == 0 else 'river'} {n}"))
+        await store.store(items[-1])
+    for needle in ("harbor", "river"):
+        found = [item.id for item in await store.search(MemoryQuery(text=needle, limit=-1))]
+        assert found == expected(items, needle)
+    return store, items
+
+
+async def test_a_getattribute_override_is_honoured() -> None:
+    """Loud items say HARBOR through their __getattribute__, on every search, cached or not."""
+    store, items = await stored_mix()
+    for limit in (-1, 3, 20, 10**6):
+        found = await store.search(MemoryQuery(text="harbor", limit=limit))
+        assert [item.id for item in found] == expected(items, "harbor", limit)
+        assert any(type(item) is Loud for item in found)
+
+
+async def test_a_content_property_given_to_the_class_later_is_seen() -> None:
+    """A data descriptor put on the class after the cache filled wins over each item's __dict__."""
+    store, items = await stored_mix()
+    Retyped.content = property(lambda self: "Quasar")
+    try:
+        for limit in (-1, 5, 10**6):
+            found = await store.search(MemoryQuery(text="quasar", limit=limit))
+            assert [item.id for item in found] == expected(items, "quasar", limit)
+            assert found
+            assert {type(item) for item in found} == {Retyped}
+    finally:
+        del Retyped.content
+    assert await store.search(MemoryQuery(text="quasar")) == []
+
+
+async def test_an_item_switched_to_another_class_is_read_through_it() -> None:
+    """An item whose __class__ changes after caching is read the way its new class reads it."""
+    store, items = await stored_mix()
+    target = items[7]  # a Loud item, to plain MemoryItem: its HARBOR goes away
+    object.__setattr__(target, "__class__", MemoryItem)
+    other = items[2]  # a plain item, to Loud: it says HARBOR now
+    object.__setattr__(other, "__class__", Loud)
+    found = await store.search(MemoryQuery(text="harbor", limit=-1))
+    assert [item.id for item in found] == expected(items, "harbor")
+    assert other in found
+    assert target not in found
+
+
+async def test_a_content_deleted_from_the_dict_raises_as_in_the_reference() -> None:
+    """item.content raises AttributeError in both stores once content is gone from __dict__."""
+    twins = Twins()
+    for n in range(5):
+        await twins.add(f"Harbor {n}")
+    await twins.same(text="harbor")
+    del twins.mine[3].__dict__["content"]
+    del twins.theirs[3].__dict__["content"]
+    with pytest.raises(AttributeError, match="content"):
+        await twins.oracle.search(lionagi.MemoryQuery(text="harbor"))
+    with pytest.raises(AttributeError, match="content"):
+        await twins.ours.search(MemoryQuery(text="harbor"))
+    # A positive limit stops the scan before item 3 (a deliberate difference, SEMANTICS.md L8).
+    found = await twins.ours.search(MemoryQuery(text="harbor", limit=3))
+    assert found == twins.mine[:3]
 
 
 async def test_str_that_changes_a_later_item_is_seen_before_that_item_is_read() -> None:

@@ -13,6 +13,9 @@ import pytest
 
 from lionmem import Element, InMemoryStore, MemoryItem, MemoryQuery
 
+# The C text scan and its Python stand-in both (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("text_scan")
+
 EVERYTHING = MemoryQuery(limit=1_000_000)
 
 

@@ -28,11 +28,9 @@ from tests.schema_support import REPO, SCHEMA_DIR, schema_names
 GENERATED = REPO / "generated" / "lionmem_models"
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the wheel from the repository, offline, and return its path."""
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+def build_wheel(out: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Build the wheel from the repository into ``out``, offline, with ``env`` added."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -47,25 +45,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(out),
             str(REPO),
         ],
-        check=True,
+        check=False,
         capture_output=True,
+        text=True,
         cwd=out,
+        env={**os.environ, **env},
     )
-    (built,) = out.glob("lionmem-*.whl")
-    return built
 
 
-@pytest.fixture(scope="module")
-def names(wheel: Path) -> set[str]:
-    """Return every file name inside the wheel."""
-    with zipfile.ZipFile(wheel) as archive:
-        return set(archive.namelist())
-
-
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Install the wheel into a fresh venv and return that venv's python."""
-    env_dir = tmp_path_factory.mktemp("venv")
+def install(wheel: Path, env_dir: Path) -> Path:
+    """Install ``wheel`` into a fresh venv at ``env_dir`` and return that venv's python."""
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
     target = Path(
@@ -98,6 +87,29 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
     )
     return python
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the wheel from the repository, offline, and return its path."""
+    out = tmp_path_factory.mktemp("wheel")
+    built = build_wheel(out)
+    assert built.returncode == 0, built.stderr
+    (path,) = out.glob("lionmem-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def names(wheel: Path) -> set[str]:
+    """Return every file name inside the wheel."""
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Install the wheel into a fresh venv and return that venv's python."""
+    return install(wheel, tmp_path_factory.mktemp("venv"))
 
 
 def run_installed(python: Path, code: str, cwd: Path) -> Any:
@@ -238,12 +250,78 @@ def test_installed_schema_path_points_inside_the_package(installed: Path, tmp_pa
     )
 
 
-def test_build_backend_pin_matches_the_test_group() -> None:
-    """The hatchling that builds the wheel here is the one [build-system] pins."""
+def test_build_requirement_pins_match_the_test_group() -> None:
+    """The hatchling and setuptools that build the wheel here are the ones [build-system] pins."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    hatchling = [
+    build = [
         requirement
         for requirement in project["dependency-groups"]["test"]
-        if isinstance(requirement, str) and requirement.startswith("hatchling")
+        if isinstance(requirement, str) and requirement.startswith(("hatchling", "setuptools"))
     ]
-    assert hatchling == project["build-system"]["requires"]
+    assert build == project["build-system"]["requires"]
+
+
+TEXTSCAN = f"lionmem/stores/_textscan{sysconfig.get_config_var('EXT_SUFFIX')}"
+
+
+def wheel_file(wheel: Path) -> str:
+    """The wheel's ``WHEEL`` metadata file."""
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.read("lionmem-0.1.0.dist-info/WHEEL").decode("utf-8")
+
+
+def test_wheel_ships_the_compiled_text_scan(wheel: Path, names: set[str]) -> None:
+    """The C text scan is compiled into the wheel, which is then tagged for this platform."""
+    assert {name for name in names if "/_textscan" in name} == {
+        TEXTSCAN,
+        "lionmem/stores/_textscan.c",
+        "lionmem/stores/_textscan.pyi",
+    }
+    assert "Root-Is-Purelib: false" in wheel_file(wheel)
+    assert "Tag: py3-none-any" not in wheel_file(wheel)
+
+
+def test_installed_store_uses_the_c_scan(installed: Path, tmp_path: Path) -> None:
+    """The installed InMemoryStore runs the compiled scan from the installation."""
+    found = run_installed(
+        installed,
+        "from lionmem.stores import _textscan, memory\n"
+        "print(json.dumps([memory._scan_cached is _textscan.scan,"
+        " _textscan.__file__.startswith(sys.prefix)]))",
+        tmp_path,
+    )
+    assert found == [True, True]
+
+
+def test_without_a_compiler_the_wheel_is_pure_python_and_searches(tmp_path: Path) -> None:
+    """No C compiler: a warning, a pure-Python wheel, and a store running the Python walk."""
+    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_TEXTSCAN="0")
+    assert built.returncode == 0, built.stderr
+    (path,) = tmp_path.glob("lionmem-*.whl")
+    with zipfile.ZipFile(path) as archive:
+        assert TEXTSCAN not in archive.namelist()
+    assert "Root-Is-Purelib: true" in wheel_file(path)
+    assert "Tag: py3-none-any" in wheel_file(path)
+    python = install(path, tmp_path / "venv")
+    found = run_installed(
+        python,
+        "import asyncio\n"
+        "from lionmem import InMemoryStore, MemoryItem, MemoryQuery\n"
+        "from lionmem.stores import memory\n"
+        "store = InMemoryStore()\n"
+        "for text in ['Harbor one', 'river', 'HARBOR two']:\n"
+        "    asyncio.run(store.store(MemoryItem(content=text)))\n"
+        "found = asyncio.run(store.search(MemoryQuery(text='harbor')))\n"
+        "print(json.dumps([memory._scan_cached is memory._walk_cached,"
+        " [item.content for item in found]]))",
+        tmp_path,
+    )
+    assert found == [True, ["Harbor one", "HARBOR two"]]
+
+
+def test_a_required_text_scan_fails_the_build_without_a_compiler(tmp_path: Path) -> None:
+    """LIONMEM_REQUIRE_TEXTSCAN=1 (make install sets it) turns a failed compile into a failed build."""
+    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_TEXTSCAN="1")
+    assert built.returncode != 0
+    assert "false" in built.stderr
+    assert list(tmp_path.glob("lionmem-*.whl")) == []

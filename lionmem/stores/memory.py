@@ -26,9 +26,13 @@ go; it costs two list slots per position plus the lowered copies, and keeps the 
 saw at a position alive until a search sees that position again.
 
 Scanning. A search copies the items stored when it started out of the dict a chunk at a time
-(chunks sized to what a positive limit still needs). For text, a first loop compares each
+(chunks sized to what a positive limit still needs). For text, a first walk compares each
 item's content with the cached string and tests the cached lowered text; no user code runs
-there, so it may look at items past the limit without any observable effect. Tags and filters
+there, so it may look at items past the limit without any observable effect. The walk is one
+call into C (``_textscan.c``), which reads ``content`` straight from the item's ``__dict__``
+when the item's type reads it from there too, and hands any other item back as a miss;
+``_walk_cached`` is the same walk in Python, its specification and its stand-in where the C
+module was not built. Tags and filters
 then run, in order, on those text matches, up to the limit. From the first item whose content is
 not its cached string, the rest of the chunk is evaluated with every rule and the cache
 refreshed: its leading exact-``str`` contents lowered and tested in C (their ``str()`` runs no
@@ -42,14 +46,15 @@ another thread adds an item while a search reads the dict, the dict's iterator r
 the search then resumes at the same position. A search sees the items stored when it started (a
 prefix of the insertion order); an item replaced by another thread during a search is seen as
 either its old or its new object. The cache's two lists are read together by ``zip``, one
-position per step of C code (no other thread runs within a step), and written under a lock in
-an order that never shows a string with another string's lowered text.
+position per step of C code (no other thread runs within a step; the C walk reads them in one
+step), and written under a lock in an order that never shows a string with another string's
+lowered text.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, count, islice, repeat
 from operator import attrgetter, contains, is_, is_not, length_hint
 from typing import Any
@@ -117,6 +122,50 @@ class _TextCache:
                 sources[position] = _UNSEEN
                 lowered[position] = low
                 sources[position] = source
+
+
+def _walk_cached(  # noqa: PLR0913, PLR0917 -- the C scan's signature: positional, for one fast call
+    chunk: Iterable[MemoryItem],
+    sources: list[Any],
+    lowered: list[Any],
+    start: int,
+    needle: str,
+    needed: int,
+) -> tuple[list[MemoryItem], MemoryItem | None]:
+    """The items of ``chunk`` (at ``start`` on) that hold their cached string and whose cached lowered text has ``needle``.
+
+    Stops at the first item whose content is not its cached string, returned as missed, or
+    once ``needed`` matches are found (-1: never). The cache's two lists are read with the
+    chunk by ``zip``, one position per step of C code (no other Python thread runs between).
+    The C module ``_textscan`` does the same walk in one step, reading ``content`` straight
+    from the item's ``__dict__`` where that is what ``item.content`` gives; this is its
+    specification and its stand-in when it is not built.
+    """
+    hits: list[MemoryItem] = []
+    sources_from = iter(sources)
+    lowered_from = iter(lowered)
+    sources_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+    lowered_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+    for cached, low, item in zip(sources_from, lowered_from, chunk, strict=False):
+        if item.content is not cached:
+            return hits, item
+        if needle in low:
+            hits.append(item)
+            if len(hits) == needed:
+                break
+    return hits, None
+
+
+_scan_cached: Callable[
+    [Iterable[MemoryItem], list[Any], list[Any], int, str, int],
+    tuple[list[MemoryItem], MemoryItem | None],
+]
+try:
+    from lionmem.stores._textscan import scan as _c_scan
+
+    _scan_cached = _c_scan
+except ImportError:  # not built (no C compiler where it was installed): the same walk in Python
+    _scan_cached = _walk_cached
 
 
 class _Search:
@@ -348,18 +397,13 @@ def _scan_text(
         count = min(size, total - done)
         # Without other predicates, the text matches still needed (-1: all of them).
         needed = limit - len(results) if limit > 0 and not rest else -1
-        hits: list[MemoryItem] = []
-        missed: MemoryItem | None = None
         ahead = length_hint(source)  # items the dict's iterator has yet to give
         try:
-            for cached, low, item in cache.walk(islice(source, count), done):
-                if item.content is not cached:
-                    missed = item
-                    break
-                if needle in low:
-                    hits.append(item)
-                    if len(hits) == needed:
-                        return [*results, *hits]
+            hits, missed = _scan_cached(
+                islice(source, count), cache.sources, cache.lowered, done, needle, needed
+            )
+            if len(hits) == needed:
+                return [*results, *hits]
         except RuntimeError:
             if len(items) == known:  # the dict did not grow: the error is the item's own
                 raise

@@ -1,0 +1,194 @@
+"""The C text scan (``lionmem/stores/_textscan.c``) is built, in use, and gives what its Python specification gives.
+
+``memory._walk_cached`` is the specification: the C ``scan`` must return the same hits and
+the same missed item, and leave the chunk's iterator at the same place, for items whose type
+reads ``content`` from the ``__dict__``. An item of any other type must come back as missed
+(the store then evaluates it the slow, exact way; ``test_memory_cache`` checks the store's
+results for such types with both scans). The C module must be built: importing it fails
+loudly here otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lionmem import MemoryItem
+from lionmem.stores import memory
+from lionmem.stores._textscan import scan
+from lionmem.stores.memory import _UNSEEN, _walk_cached
+
+
+class Note(MemoryItem):
+    """A plain subclass: it reads content from the __dict__, so the C scan takes it."""
+
+
+class Loud(MemoryItem):
+    """Its own __getattribute__: the C scan must hand it back as missed."""
+
+    def __getattribute__(self, name: str) -> Any:
+        return super().__getattribute__(name)
+
+
+class Shouting(str):
+    """A str subclass content: never a cached string, so a miss either way."""
+
+    __slots__ = ()
+
+
+def test_the_store_uses_the_c_scan() -> None:
+    assert memory._scan_cached is scan
+
+
+WORDS = ["Harbor", "river", "ΟΔΟΣ", "straße", "İx", "note", ""]
+
+
+@st.composite
+def walks(draw: st.DrawFn) -> tuple[list[MemoryItem], list[Any], list[Any], int, str, int]:
+    """A chunk of items (plain types only), a cache over it at some start, a needle and a count."""
+    size = draw(st.integers(0, 12))
+    start = draw(st.integers(0, 3))
+    items: list[MemoryItem] = []
+    sources: list[Any] = [draw(st.sampled_from([_UNSEEN, "river"])) for _ in range(start)]
+    lowered: list[Any] = [str(source).lower() for source in sources]
+    for _ in range(size):
+        kind = draw(st.sampled_from([MemoryItem, Note]))
+        content = draw(
+            st.one_of(
+                st.sampled_from(WORDS),
+                st.builds(Shouting, st.sampled_from(WORDS)),
+                st.lists(st.sampled_from(WORDS), max_size=2),
+            )
+        )
+        item = kind(content=content)
+        cached = draw(st.sampled_from(["same", "copy", "unseen", "other"]))
+        if cached == "same":
+            source: Any = item.content
+        elif cached == "copy":  # equal, but another object: a miss
+            source = (str(item.content) + ".")[:-1]
+            source = source if source is not item.content else _UNSEEN
+        elif cached == "unseen":
+            source = _UNSEEN
+        else:
+            source = draw(st.sampled_from(WORDS))
+        items.append(item)
+        sources.append(source)
+        # The lowered text the scan must use as given (a wrong one here would show).
+        lowered.append(draw(st.sampled_from([str(source).lower(), "harbor", "x"])))
+    # Sometimes the cache ends inside the chunk: both walks stop there without taking more.
+    cut = draw(st.integers(start, len(sources)) | st.just(len(sources)))
+    needle = draw(st.sampled_from(["harbor", "r", "ß", "i̇", "", "zz"]))
+    needed = draw(st.sampled_from([-1, 1, 2, 3, 100]))
+    return items, sources[:cut], lowered[:cut], start, needle, needed
+
+
+@given(walks())
+def test_same_walk_as_the_python_specification(
+    case: tuple[list[MemoryItem], list[Any], list[Any], int, str, int],
+) -> None:
+    items, sources, lowered, start, needle, needed = case
+    ours_from, theirs_from = iter(items), iter(items)
+    ours = scan(ours_from, sources, lowered, start, needle, needed)
+    theirs = _walk_cached(theirs_from, sources, lowered, start, needle, needed)
+    assert len(ours[0]) == len(theirs[0])
+    assert all(a is b for a, b in zip(ours[0], theirs[0], strict=True))
+    assert ours[1] is theirs[1]
+    assert list(ours_from) == list(theirs_from)  # the same items left untaken
+
+
+def test_an_item_of_another_reading_type_is_missed_where_it_stands() -> None:
+    plain = [MemoryItem(content=f"Harbor {n}") for n in range(3)]
+    loud = Loud(content="Harbor loud")
+    chunk = [*plain, loud, MemoryItem(content="Harbor after")]
+    sources = [item.__dict__["content"] for item in chunk]
+    lowered = [source.lower() for source in sources]
+    rest = iter(chunk)
+    hits, missed = scan(rest, sources, lowered, 0, "harbor", -1)
+    assert hits == plain
+    assert missed is loud
+    assert list(rest) == chunk[4:]
+
+
+def test_a_content_property_on_the_class_makes_its_items_missed() -> None:
+    item = Note(content="Harbor")
+    sources, lowered = [item.content], ["harbor"]
+    assert scan([item], sources, lowered, 0, "harbor", -1) == ([item], None)
+    Note.content = property(lambda self: "Harbor")
+    try:
+        assert scan([item], sources, lowered, 0, "harbor", -1) == ([], item)
+    finally:
+        del Note.content
+    assert scan([item], sources, lowered, 0, "harbor", -1) == ([item], None)
+
+
+def test_an_item_without_content_in_its_dict_is_missed() -> None:
+    item = MemoryItem(content="Harbor")
+    source = item.content
+    del item.__dict__["content"]
+    assert scan([item], [source], ["harbor"], 0, "harbor", -1) == ([], item)
+
+
+def test_an_object_without_a_dict_is_missed() -> None:
+    plain = object()
+    assert scan([plain], ["x"], ["x"], 0, "x", -1) == ([], plain)
+
+
+def raising(item: MemoryItem) -> Iterator[MemoryItem]:
+    yield item
+    msg = "dictionary changed size during iteration"
+    raise RuntimeError(msg)
+
+
+def test_an_error_from_the_chunk_propagates() -> None:
+    """The dict iterator's error (another thread added an item) reaches the caller, which resumes."""
+    item = MemoryItem(content="Harbor")
+    for walk in (scan, _walk_cached):
+        with pytest.raises(RuntimeError, match="changed size"):
+            walk(raising(item), [item.content, _UNSEEN], ["harbor", ""], 0, "harbor", -1)
+
+
+def test_the_needle_is_tested_as_python_does() -> None:
+    item = MemoryItem(content="Harbor")
+    with pytest.raises(TypeError, match="requires string as left operand"):
+        scan([item], [item.content], ["harbor"], 0, 1, -1)  # type: ignore[arg-type]  # a bad needle on purpose
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((), TypeError, "takes 6 arguments"),
+        (([], (), [], 0, "x", -1), TypeError, "lists for sources and lowered"),
+        (([], [], None, 0, "x", -1), TypeError, "lists for sources and lowered"),
+        (([], [], [], -1, "x", -1), ValueError, "start of 0 or more"),
+        (([], [], [], "0", "x", -1), TypeError, "integer"),
+        (([], [], [], 0, "x", None), TypeError, "integer"),
+        ((5, [""], [""], 0, "x", -1), TypeError, "not iterable"),
+    ],
+)
+def test_bad_arguments_are_refused(
+    args: tuple[Any, ...], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        scan(*args)
+
+
+def test_no_reference_is_leaked() -> None:
+    """Hits, misses, early stops and errors leave every object's reference count as it was."""
+    items = [MemoryItem(content=f"{'Harbor' if n % 2 else 'river'} {n}") for n in range(20)]
+    sources: list[Any] = [item.content for item in items]
+    lowered: list[Any] = [source.lower() for source in sources]
+    sources[15] = _UNSEEN
+    watched = [*items, *sources, *lowered, items[0].__dict__]
+    before = [sys.getrefcount(obj) for obj in watched]
+    for _ in range(200):
+        scan(items, sources, lowered, 0, "harbor", -1)  # up to the miss at 15
+        scan(items, sources, lowered, 0, "harbor", 2)  # an early stop
+        scan(items[16:], sources, lowered, 16, "harbor", -1)  # to the end
+        with pytest.raises(TypeError):
+            scan(items, sources, lowered, 0, 1, -1)  # type: ignore[arg-type]  # an error inside the walk
+    assert [sys.getrefcount(obj) for obj in watched] == before

@@ -1,0 +1,74 @@
+"""Hatchling build hook: compile ``lionmem/stores/_textscan.c``, the C text scan of InMemoryStore.
+
+setuptools' ``build_ext`` does the compiling (it knows each platform's compiler and flags). An
+editable install builds the module in place, next to its source; a wheel gets it under
+``lionmem/stores/`` and becomes a platform wheel. Where it cannot be built (no C compiler),
+the package is still complete: ``InMemoryStore`` then runs the same walk in Python
+(``memory._walk_cached``), with the same results, more slowly. ``LIONMEM_REQUIRE_TEXTSCAN=1``
+makes a failed build an error instead (``make install`` sets it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.config import BuilderConfig
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+MODULE = "lionmem.stores._textscan"
+SOURCE = "lionmem/stores/_textscan.c"
+REQUIRE = "LIONMEM_REQUIRE_TEXTSCAN"
+
+
+def compile_extension(root: Path, build_dir: Path | None) -> Path:
+    """Compile the module; in place under ``root`` when ``build_dir`` is None. Returns its path."""
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    extension = Extension(MODULE, [SOURCE], extra_compile_args=["-O2"] if os.name != "nt" else [])
+    # setuptools resolves the source and the in-place target from the current directory.
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(root):
+        command = build_ext(Distribution({"name": "lionmem", "ext_modules": [extension]}))
+        command.force = True  # never keep a module built from another version of the source
+        command.inplace = build_dir is None
+        if build_dir is not None:
+            command.build_lib = str(build_dir)
+        command.build_temp = scratch  # the object files
+        command.ensure_finalized()
+        command.run()
+        built: str = command.get_ext_fullpath(MODULE)
+        return (root / built).resolve()
+
+
+class TextScanBuildHook(BuildHookInterface[BuilderConfig]):
+    """Adds the compiled ``_textscan`` to the wheel (or builds it in place for an editable one)."""
+
+    PLUGIN_NAME = "custom"
+    _build_dir: Path | None = None
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        root = Path(self.root)
+        self._build_dir = None if version == "editable" else Path(tempfile.mkdtemp())
+        try:
+            built = compile_extension(root, self._build_dir)
+        except Exception as error:  # any toolchain failure: a compiler missing, headers missing
+            if os.environ.get(REQUIRE) == "1":
+                raise
+            self.app.display_warning(
+                f"lionmem: the C text scan was not built ({error}); "
+                "InMemoryStore uses the same scan in Python"
+            )
+            return
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+        if self._build_dir is not None:
+            build_data["force_include"][str(built)] = f"lionmem/stores/{built.name}"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        if self._build_dir is not None:
+            shutil.rmtree(self._build_dir, ignore_errors=True)
