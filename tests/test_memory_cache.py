@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID, uuid4
 
 import lionagi
@@ -233,6 +233,35 @@ async def test_a_getattribute_override_is_honoured() -> None:
         found = await store.search(MemoryQuery(text="harbor", limit=limit))
         assert [item.id for item in found] == expected(items, "harbor", limit)
         assert any(type(item) is Loud for item in found)
+
+
+class Masked(MemoryItem):
+    """Its ``__getattribute__`` gives the stored content until the class is masked, then another."""
+
+    masked: ClassVar[bool] = False
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "content" and type(self).masked:
+            return "Quasar masked"
+        return super().__getattribute__(name)
+
+
+async def test_a_getattribute_override_is_honoured_after_caching_the_stored_string() -> None:
+    """The cache holds the very string in each Masked item's __dict__; masking must still be seen."""
+    store = InMemoryStore()
+    items = [(MemoryItem, Masked)[n % 2](content=f"Harbor {n}") for n in range(100)]
+    for item in items:
+        await store.store(item)
+    assert await store.search(MemoryQuery(text="harbor", limit=-1)) == items[:-1]
+    Masked.masked = True
+    try:
+        for limit in (-1, 3, 10**6):
+            found = await store.search(MemoryQuery(text="quasar", limit=limit))
+            assert found == items[1::2][:limit]
+            found = await store.search(MemoryQuery(text="harbor", limit=limit))
+            assert found == items[0::2][:limit]
+    finally:
+        Masked.masked = False
 
 
 async def test_a_content_property_given_to_the_class_later_is_seen() -> None:

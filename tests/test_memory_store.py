@@ -553,6 +553,15 @@ async def test_limit_is_a_slice_stop(limit: int, expected: list[int]) -> None:
     assert await contents(store, MemoryQuery(limit=limit)) == expected
 
 
+@pytest.mark.parametrize("limit", [2**63 - 1, 2**63, 10**30, -(2**63) - 1, -(10**30)])
+async def test_a_limit_beyond_any_index_with_text(limit: int) -> None:
+    """A text search takes a limit of any size, past what a C index holds, as results[:limit]."""
+    store = await filled(*(MemoryItem(content=f"Harbor {n}") for n in range(3)))
+    expected = ["Harbor 0", "Harbor 1", "Harbor 2"][:limit]
+    assert await contents(store, MemoryQuery(text="harbor", limit=limit)) == expected
+    assert await contents(store, MemoryQuery(text="harbor", limit=limit)) == expected  # cached
+
+
 async def test_negative_limit_applies_to_matches_not_items() -> None:
     """With a predicate, a negative limit drops the last matches, not the last stored items."""
     store = await filled(

@@ -10,8 +10,10 @@ loudly here otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lionmem import MemoryItem
-from lionmem.stores import memory
+from lionmem.stores import _textscan, memory
 from lionmem.stores._textscan import scan
 from lionmem.stores.memory import _UNSEEN, _walk_cached
 
@@ -99,6 +101,84 @@ def test_same_walk_as_the_python_specification(
     assert all(a is b for a, b in zip(ours[0], theirs[0], strict=True))
     assert ours[1] is theirs[1]
     assert list(ours_from) == list(theirs_from)  # the same items left untaken
+
+
+def test_the_module_was_built_from_this_source() -> None:
+    """A module built from another version of _textscan.c (not rebuilt since) fails here."""
+    source = Path(memory.__file__).with_name("_textscan.c").read_bytes()
+    assert hashlib.sha256(source).hexdigest() == _textscan.SOURCE_SHA256
+
+
+def both(
+    chunk: list[MemoryItem], sources: list[Any], lowered: list[Any], needle: str, needed: int
+) -> list[tuple[list[MemoryItem], MemoryItem | None]]:
+    """The C walk's answer and the Python walk's, each over its own iterator of ``chunk``."""
+    return [walk(iter(chunk), sources, lowered, 0, needle, needed) for walk in (scan, _walk_cached)]
+
+
+@pytest.mark.parametrize("needed", [-(2**70), -2, -1, 0, 1, 2, 3, 4, 5, 6, 2**63, 2**70])
+def test_the_walk_stops_at_needed_matches(needed: int) -> None:
+    items = [MemoryItem(content=f"{'Harbor' if n % 3 else 'river'} {n}") for n in range(9)]
+    sources: list[Any] = [item.content for item in items]
+    lowered: list[Any] = [source.lower() for source in sources]
+    ours, theirs = both(items, sources, lowered, "harbor", needed)
+    hits = [item for n, item in enumerate(items) if n % 3]
+    assert ours == theirs == (hits[:needed] if 0 < needed < len(hits) else hits, None)
+
+
+class Key:
+    """A ``__dict__`` key hashing like "content": looking up "content" runs its ``__eq__``."""
+
+    def __init__(self) -> None:
+        self.action: Callable[[], None] = lambda: None
+
+    def __hash__(self) -> int:
+        return hash("content")
+
+    def __eq__(self, other: object) -> bool:
+        action, self.action = self.action, lambda: None
+        action()
+        return False
+
+
+def test_a_class_changed_during_the_walk_is_checked_again() -> None:
+    """Code run by a lookup that gives the class a content property is seen from the next item."""
+    results = []
+    for walk in (scan, _walk_cached):
+        first, second = Note(content="Harbor a"), Note(content="Harbor b")
+        sources = [first.content, second.content]
+
+        def shadow() -> None:
+            Note.content = property(lambda self: "Quasar")
+
+        key = Key()
+        object.__setattr__(first, "__dict__", {key: None, **first.__dict__})
+        key.action = shadow  # armed once the dict is built: the walk's lookup runs it
+        try:
+            hits, missed = walk(
+                iter([first, second]), sources, ["harbor a", "harbor b"], 0, "harbor", -1
+            )
+        finally:
+            del Note.content
+        results.append(([hit.content for hit in hits], missed is second))
+    assert results == [(["Harbor a"], True), (["Harbor a"], True)]
+
+
+def test_the_cache_is_read_before_each_item_is_taken() -> None:
+    """As with zip: an entry written while the chunk gives its item is not yet seen."""
+    items = [MemoryItem(content="Harbor") for _ in range(2)]
+    results = []
+    for walk in (scan, _walk_cached):
+        sources: list[Any] = [_UNSEEN, _UNSEEN]
+
+        def chunk(sources: list[Any] = sources) -> Iterator[MemoryItem]:
+            for position, item in enumerate(items):
+                sources[position] = item.content  # too late for this step
+                yield item
+
+        hits, missed = walk(chunk(), sources, ["harbor", "harbor"], 0, "harbor", -1)
+        results.append((hits, missed))
+    assert results == [([], items[0]), ([], items[0])]
 
 
 def test_an_item_of_another_reading_type_is_missed_where_it_stands() -> None:
@@ -186,9 +266,12 @@ def test_no_reference_is_leaked() -> None:
     watched = [*items, *sources, *lowered, items[0].__dict__]
     before = [sys.getrefcount(obj) for obj in watched]
     for _ in range(200):
-        scan(items, sources, lowered, 0, "harbor", -1)  # up to the miss at 15
-        scan(items, sources, lowered, 0, "harbor", 2)  # an early stop
-        scan(items[16:], sources, lowered, 16, "harbor", -1)  # to the end
+        assert scan(items, sources, lowered, 0, "harbor", -1) == (items[1:15:2], items[15])
+        assert scan(items, sources, lowered, 0, "harbor", 2) == ([items[1], items[3]], None)
+        assert scan(items[16:], sources, lowered, 16, "harbor", -1) == (
+            [items[17], items[19]],
+            None,
+        )
         with pytest.raises(TypeError):
             scan(items, sources, lowered, 0, 1, -1)  # type: ignore[arg-type]  # an error inside the walk
     assert [sys.getrefcount(obj) for obj in watched] == before

@@ -11,6 +11,7 @@ makes a failed build an error instead (``make install`` sets it).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -30,7 +31,13 @@ def compile_extension(root: Path, build_dir: Path | None) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    extension = Extension(MODULE, [SOURCE], extra_compile_args=["-O2"] if os.name != "nt" else [])
+    digest = hashlib.sha256((root / SOURCE).read_bytes()).hexdigest()
+    extension = Extension(
+        MODULE,
+        [SOURCE],
+        define_macros=[("TEXTSCAN_SOURCE_SHA256", f'"{digest}"')],
+        extra_compile_args=["-O2"] if os.name != "nt" else [],
+    )
     # setuptools resolves the source and the in-place target from the current directory.
     with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(root):
         command = build_ext(Distribution({"name": "lionmem", "ext_modules": [extension]}))
@@ -57,6 +64,12 @@ class TextScanBuildHook(BuildHookInterface[BuilderConfig]):
         try:
             built = compile_extension(root, self._build_dir)
         except Exception as error:  # any toolchain failure: a compiler missing, headers missing
+            if self._build_dir is None:
+                # An editable install imports from the source tree: a module left there by an
+                # earlier build would be used in place of the Python walk the warning promises.
+                for stale in (root / SOURCE).parent.glob("_textscan.*"):
+                    if stale.suffix in {".so", ".pyd"}:
+                        stale.unlink()
             if os.environ.get(REQUIRE) == "1":
                 raise
             self.app.display_warning(

@@ -5,6 +5,8 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
+SOURCE_SHA256: str  # the SHA-256 of the _textscan.c it was built from
+
 def scan(
     chunk: Iterable[_T],
     sources: list[Any],
