@@ -181,6 +181,26 @@ def test_the_cache_is_read_before_each_item_is_taken() -> None:
     assert results == [([], items[0]), ([], items[0])]
 
 
+def test_an_entry_changed_while_its_item_is_taken_makes_the_item_missed() -> None:
+    """The C walk does not hold the entries it read: one replaced meanwhile is a miss (never a hit).
+
+    The Python walk still tests the entry it read (zip holds it); a miss only sends the item to
+    the exact, slow evaluation, so the store's results are the same either way.
+    """
+    items = [MemoryItem(content="Harbor") for _ in range(2)]
+    for replaced in ("sources", "lowered"):
+        sources: list[Any] = [item.content for item in items]
+        lowered: list[Any] = ["harbor", "harbor"]
+        changed, other = (sources, _UNSEEN) if replaced == "sources" else (lowered, "x")
+
+        def chunk(changed: list[Any] = changed, other: Any = other) -> Iterator[MemoryItem]:
+            for position, item in enumerate(items):
+                changed[position] = other
+                yield item
+
+        assert scan(chunk(), sources, lowered, 0, "harbor", -1) == ([], items[0])
+
+
 def test_an_item_of_another_reading_type_is_missed_where_it_stands() -> None:
     plain = [MemoryItem(content=f"Harbor {n}") for n in range(3)]
     loud = Loud(content="Harbor loud")

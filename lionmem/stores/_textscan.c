@@ -22,11 +22,13 @@
  * holds no `content`, is returned as missed, and the caller evaluates it the exact, slow way,
  * as it does an item whose content is not the cached string.
  *
- * No Python code runs here, except in one case the loop above shares: a dict lookup that meets
- * a non-str key with the same hash as "content" calls that key's __eq__. So the cache entries
- * and every object used across a lookup are held by strong references, the lists' sizes are
- * checked at every step, and a type is trusted only while its version tag is the one it had
- * when it was checked (any change to the class or a base, even by such code, gives it a new one).
+ * No Python code runs here, except in two cases the loop above shares: a dict lookup that meets
+ * a non-str key with the same hash as "content" calls that key's __eq__, and a chunk that is
+ * not the store's own iterator runs whatever it runs. So the lists' sizes are checked at every
+ * step, a cache entry read before such code is used only if it is still in its list afterwards
+ * (otherwise the item is handed back as missed), and a type is trusted only while its version
+ * tag is the one it had when it was checked (any change to the class or a base gives it a new
+ * one).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -102,32 +104,33 @@ scan(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     PyObject *missed = NULL;
     /* As zip(iter(sources)[start:], iter(lowered)[start:], chunk): each step reads the cached
        string, then its lowered text, then takes the next item; the walk ends, without taking
-       another item, where either list ends. */
+       another item, where either list ends. The two entries are not referenced (a reference
+       would write to the cached string, one more cache miss per item at 100,000 items): if
+       either changed while the item was taken (only code the chunk runs could do that), the
+       item is handed back as missed, for the caller to evaluate the exact, slow way. */
     for (;; position++) {
-        if (position >= PyList_GET_SIZE(sources)) {
+        if (position >= PyList_GET_SIZE(sources) || position >= PyList_GET_SIZE(lowered)) {
             break;
         }
-        PyObject *cached = Py_NewRef(PyList_GET_ITEM(sources, position));
-        if (position >= PyList_GET_SIZE(lowered)) {
-            Py_DECREF(cached);
-            break;
-        }
-        PyObject *low = Py_NewRef(PyList_GET_ITEM(lowered, position));
-        PyObject *item = PyIter_Next(chunk); /* a new reference */
+        PyObject *cached = PyList_GET_ITEM(sources, position); /* borrowed, compared only */
+        PyObject *low = PyList_GET_ITEM(lowered, position);    /* borrowed, compared only */
+        PyObject *item = PyIter_Next(chunk);                   /* a new reference */
         if (item == NULL) {
-            Py_DECREF(cached);
-            Py_DECREF(low);
             if (PyErr_Occurred()) {
                 goto error;
             }
+            break;
+        }
+        if (position >= PyList_GET_SIZE(sources) || position >= PyList_GET_SIZE(lowered)
+            || PyList_GET_ITEM(sources, position) != cached
+            || PyList_GET_ITEM(lowered, position) != low) {
+            missed = item;
             break;
         }
         PyTypeObject *type = Py_TYPE(item);
         if (type != checked || checked_tag == 0 || type->tp_version_tag != checked_tag) {
             Py_CLEAR(checked);
             if (!reads_dict(type)) {
-                Py_DECREF(cached);
-                Py_DECREF(low);
                 missed = item;
                 break;
             }
@@ -136,27 +139,25 @@ scan(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
         }
         PyObject *dict = PyObject_GenericGetDict(item, NULL); /* a new reference */
         if (dict == NULL) {
-            Py_DECREF(cached);
-            Py_DECREF(low);
             Py_DECREF(item);
             goto error;
         }
         PyObject *content = PyDict_GetItemWithError(dict, content_key); /* borrowed */
-        /* Only the identity is used below: `content` needs no reference of its own. */
-        int same = content == cached;
         Py_DECREF(dict);
-        Py_DECREF(cached);
         if (content == NULL && PyErr_Occurred()) {
-            Py_DECREF(low);
             Py_DECREF(item);
             goto error;
         }
-        /* No `content` in the dict (the attribute machinery decides), or not the cached string. */
-        if (!same) {
-            Py_DECREF(low);
+        /* No `content` in the dict (the attribute machinery decides), or not the cached string.
+           The lookup may have run code (a colliding key's __eq__): the entries are read again,
+           and `content` is only compared, so it needs no reference of its own. */
+        if (content == NULL || position >= PyList_GET_SIZE(sources)
+            || content != PyList_GET_ITEM(sources, position) || content != cached
+            || position >= PyList_GET_SIZE(lowered) || PyList_GET_ITEM(lowered, position) != low) {
             missed = item;
             break;
         }
+        Py_INCREF(low);
         int found = PySequence_Contains(low, needle);
         Py_DECREF(low);
         if (found < 0) {
