@@ -317,28 +317,56 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
     return SchemaValidator(fast, fast_config)
 
 
+try:
+    from lionmem._speedups import init_ready as _init_ready
+except ImportError:  # not built (no C compiler where it was installed): the check in Python
+    _INIT_READY: Callable[[dict[str, Any], frozenset[str]], bool] | None = None
+else:
+    _INIT_READY = _init_ready
+
+
 def _fast_init(
-    owner: type[BaseModel], validator: SchemaValidator, names: frozenset[str]
+    owner: type[BaseModel],
+    validator: SchemaValidator,
+    names: frozenset[str],
+    ready: Callable[[dict[str, Any], frozenset[str]], bool] | None = _INIT_READY,
 ) -> Callable[..., None]:
-    """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above)."""
+    """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above).
 
-    # Closure cells are read faster than module globals on this path.
-    no_metadata, base_init = _NO_METADATA, BaseModel.__init__
+    ``ready`` is the C pre-check (``_speedups.init_ready``), which also sends keyword names that
+    are not exact ``str`` to ``BaseModel.__init__``; without it, the same test is written out.
+    """
+    # Closure cells are read faster than module globals, and a bound method saves a lookup.
+    no_metadata, base_init, validate = _NO_METADATA, BaseModel.__init__, validator.validate_python
 
-    def __init__(self: BaseModel, /, **data: Any) -> None:
-        __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
-        if (
-            type(self) is owner
-            and names.issuperset(data)
-            and type(metadata := data.get("metadata", no_metadata)) is dict
-        ):
-            try:
-                if "lion_class" not in metadata:
-                    validator.validate_python(data, self_instance=self)
+    if ready is not None:
+
+        def __init__(self: BaseModel, /, **data: Any) -> None:
+            __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
+            if type(self) is owner and ready(data, names):
+                try:
+                    validate(data, self_instance=self)
                     return
-            except Exception:  # any failure, even from user code: the class validator decides
-                pass
-        base_init(self, **data)
+                except Exception:  # any failure, even from user code: the class validator decides
+                    pass
+            base_init(self, **data)
+
+    else:
+
+        def __init__(self: BaseModel, /, **data: Any) -> None:
+            __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
+            if (
+                type(self) is owner
+                and names.issuperset(data)
+                and type(metadata := data.get("metadata", no_metadata)) is dict
+            ):
+                try:
+                    if "lion_class" not in metadata:
+                        validate(data, self_instance=self)
+                        return
+                except Exception:  # any failure, even from user code: the class validator decides
+                    pass
+            base_init(self, **data)
 
     __init__.__qualname__ = f"{owner.__qualname__}.__init__"
     __init__.__doc__ = BaseModel.__init__.__doc__

@@ -39,9 +39,10 @@ def text_scan(request: pytest.FixtureRequest) -> Iterator[str]:
     The C module must be built (``make install`` requires it): importing it fails loudly here
     otherwise, instead of the tests silently running the Python walk twice.
     """
-    from lionmem.stores import _textscan, memory
+    from lionmem import _speedups
+    from lionmem.stores import memory
 
     with pytest.MonkeyPatch.context() as patch:
-        chosen = _textscan.scan if request.param == "c" else memory._walk_cached
+        chosen = _speedups.scan if request.param == "c" else memory._walk_cached
         patch.setattr(memory, "_scan_cached", chosen)
         yield request.param

@@ -8,6 +8,7 @@ type for type, error for error; and classes whose validation differs never take 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lionmem import Element, MemoryItem
+from lionmem._base import _fast_init, _fast_validator
 from lionmem.session import Branch, Session
 
 CANONICAL = "12345678-1234-5678-1234-567812345678"
@@ -263,14 +265,46 @@ def reference(cls: type[BaseModel]) -> Callable[..., Any]:
     return build
 
 
+@functools.cache
+def written_out(cls: type[BaseModel]) -> Callable[..., Any]:
+    """Construction through the fast ``__init__`` the class gets when the C module is not built.
+
+    Its pre-check is written out in Python; a class without a fast path builds as itself.
+    """
+    validator = _fast_validator(cls)
+    if validator is None:
+        return cls
+    init = _fast_init(cls, validator, frozenset(cls.__pydantic_fields__), None)
+
+    def build(**kwargs: Any) -> Any:
+        item = cls.__new__(cls)
+        init(item, **kwargs)
+        return item
+
+    return build
+
+
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 @settings(max_examples=EXAMPLES)
 @given(spec=inputs())
 def test_construction_matches_the_class_validator(
     cls: type[BaseModel], spec: dict[str, Any]
 ) -> None:
+    """The installed ``__init__`` (C pre-check) and the written-out one both give the reference's."""
     expected = outcome(cls, _kwargs(spec), reference(cls))
     assert outcome(cls, _kwargs(spec), cls) == expected
+    assert outcome(cls, _kwargs(spec), written_out(cls)) == expected
+
+
+def test_both_fast_inits_take_the_fast_path_for_the_same_calls() -> None:
+    """The written-out ``__init__`` differs from the installed one only in its pre-check."""
+    installed = MemoryItem.__dict__["__init__"]
+    validator = _fast_validator(MemoryItem)
+    assert validator is not None
+    python = _fast_init(MemoryItem, validator, frozenset(MemoryItem.__pydantic_fields__), None)
+    assert "ready" in installed.__code__.co_freevars
+    assert "ready" not in python.__code__.co_freevars
+    assert installed.__qualname__ == python.__qualname__ == "MemoryItem.__init__"
 
 
 def test_the_fast_path_is_taken_for_the_usual_call() -> None:

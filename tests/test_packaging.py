@@ -261,7 +261,7 @@ def test_build_requirement_pins_match_the_test_group() -> None:
     assert build == project["build-system"]["requires"]
 
 
-TEXTSCAN = f"lionmem/stores/_textscan{sysconfig.get_config_var('EXT_SUFFIX')}"
+SPEEDUPS = f"lionmem/_speedups{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
 def wheel_file(wheel: Path) -> str:
@@ -270,36 +270,38 @@ def wheel_file(wheel: Path) -> str:
         return archive.read("lionmem-0.1.0.dist-info/WHEEL").decode("utf-8")
 
 
-def test_wheel_ships_the_compiled_text_scan(wheel: Path, names: set[str]) -> None:
-    """The C text scan is compiled into the wheel, which is then tagged for this platform."""
-    assert {name for name in names if "/_textscan" in name} == {
-        TEXTSCAN,
-        "lionmem/stores/_textscan.c",
-        "lionmem/stores/_textscan.pyi",
+def test_wheel_ships_the_compiled_speedups(wheel: Path, names: set[str]) -> None:
+    """The C speedups are compiled into the wheel, which is then tagged for this platform."""
+    assert {name for name in names if "/_speedups" in name} == {
+        SPEEDUPS,
+        "lionmem/_speedups.c",
+        "lionmem/_speedups.pyi",
     }
     assert "Root-Is-Purelib: false" in wheel_file(wheel)
     assert "Tag: py3-none-any" not in wheel_file(wheel)
 
 
-def test_installed_store_uses_the_c_scan(installed: Path, tmp_path: Path) -> None:
-    """The installed InMemoryStore runs the compiled scan from the installation."""
+def test_installed_package_uses_the_c_speedups(installed: Path, tmp_path: Path) -> None:
+    """The installed InMemoryStore and construction run the compiled code from the installation."""
     found = run_installed(
         installed,
-        "from lionmem.stores import _textscan, memory\n"
-        "print(json.dumps([memory._scan_cached is _textscan.scan,"
-        " _textscan.__file__.startswith(sys.prefix)]))",
+        "from lionmem import _base, _speedups\n"
+        "from lionmem.stores import memory\n"
+        "print(json.dumps([memory._scan_cached is _speedups.scan,"
+        " _base._INIT_READY is _speedups.init_ready,"
+        " _speedups.__file__.startswith(sys.prefix)]))",
         tmp_path,
     )
-    assert found == [True, True]
+    assert found == [True, True, True]
 
 
 def test_without_a_compiler_the_wheel_is_pure_python_and_searches(tmp_path: Path) -> None:
-    """No C compiler: a warning, a pure-Python wheel, and a store running the Python walk."""
-    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_TEXTSCAN="0")
+    """No C compiler: a pure-Python wheel, whose store and construction run the Python stand-ins."""
+    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_SPEEDUPS="0")
     assert built.returncode == 0, built.stderr
     (path,) = tmp_path.glob("lionmem-*.whl")
     with zipfile.ZipFile(path) as archive:
-        assert TEXTSCAN not in archive.namelist()
+        assert SPEEDUPS not in archive.namelist()
     assert "Root-Is-Purelib: true" in wheel_file(path)
     assert "Tag: py3-none-any" in wheel_file(path)
     python = install(path, tmp_path / "venv")
@@ -307,21 +309,22 @@ def test_without_a_compiler_the_wheel_is_pure_python_and_searches(tmp_path: Path
         python,
         "import asyncio\n"
         "from lionmem import InMemoryStore, MemoryItem, MemoryQuery\n"
+        "from lionmem import _base\n"
         "from lionmem.stores import memory\n"
         "store = InMemoryStore()\n"
         "for text in ['Harbor one', 'river', 'HARBOR two']:\n"
         "    asyncio.run(store.store(MemoryItem(content=text)))\n"
         "found = asyncio.run(store.search(MemoryQuery(text='harbor')))\n"
-        "print(json.dumps([memory._scan_cached is memory._walk_cached,"
+        "print(json.dumps([memory._scan_cached is memory._walk_cached, _base._INIT_READY,"
         " [item.content for item in found]]))",
         tmp_path,
     )
-    assert found == [True, ["Harbor one", "HARBOR two"]]
+    assert found == [True, None, ["Harbor one", "HARBOR two"]]
 
 
-def test_a_required_text_scan_fails_the_build_without_a_compiler(tmp_path: Path) -> None:
-    """LIONMEM_REQUIRE_TEXTSCAN=1 (make install sets it) turns a failed compile into a failed build."""
-    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_TEXTSCAN="1")
+def test_required_speedups_fail_the_build_without_a_compiler(tmp_path: Path) -> None:
+    """LIONMEM_REQUIRE_SPEEDUPS=1 (make install sets it) turns a failed compile into a failed build."""
+    built = build_wheel(tmp_path, CC="false", LIONMEM_REQUIRE_SPEEDUPS="1")
     assert built.returncode != 0
     assert "false" in built.stderr
     assert list(tmp_path.glob("lionmem-*.whl")) == []

@@ -29,7 +29,7 @@ Scanning. A search copies the items stored when it started out of the dict a chu
 (chunks sized to what a positive limit still needs). For text, a first walk compares each
 item's content with the cached string and tests the cached lowered text; no user code runs
 there, so it may look at items past the limit without any observable effect. The walk is one
-call into C (``_textscan.c``), which reads ``content`` straight from the item's ``__dict__``
+call into C (``lionmem/_speedups.c``), which reads ``content`` straight from the item's ``__dict__``
 when the item's type reads it from there too, and hands any other item back as a miss;
 ``_walk_cached`` is the same walk in Python, its specification and its stand-in where the C
 module was not built. Tags and filters
@@ -137,7 +137,7 @@ def _walk_cached(  # noqa: PLR0913, PLR0917 -- the C scan's signature: positiona
     Stops at the first item whose content is not its cached string, returned as missed, or
     once ``needed`` matches are found (-1: never). The cache's two lists are read with the
     chunk by ``zip``, one position per step of C code (no other Python thread runs between).
-    The C module ``_textscan`` does the same walk in one step, reading ``content`` straight
+    The C module ``lionmem._speedups`` does the same walk in one step, reading ``content`` straight
     from the item's ``__dict__`` where that is what ``item.content`` gives; this is its
     specification and its stand-in when it is not built.
     """
@@ -161,7 +161,7 @@ _scan_cached: Callable[
     tuple[list[MemoryItem], MemoryItem | None],
 ]
 try:
-    from lionmem.stores._textscan import scan as _c_scan
+    from lionmem._speedups import scan as _c_scan
 
     _scan_cached = _c_scan
 except ImportError:  # not built (no C compiler where it was installed): the same walk in Python

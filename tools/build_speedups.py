@@ -1,11 +1,12 @@
-"""Hatchling build hook: compile ``lionmem/stores/_textscan.c``, the C text scan of InMemoryStore.
+"""Hatchling build hook: compile ``lionmem/_speedups.c``, lionmem's C speedups.
 
 setuptools' ``build_ext`` does the compiling (it knows each platform's compiler and flags). An
 editable install builds the module in place, next to its source; a wheel gets it under
-``lionmem/stores/`` and becomes a platform wheel. Where it cannot be built (no C compiler),
-the package is still complete: ``InMemoryStore`` then runs the same walk in Python
-(``memory._walk_cached``), with the same results, more slowly. ``LIONMEM_REQUIRE_TEXTSCAN=1``
-makes a failed build an error instead (``make install`` sets it).
+``lionmem/`` and becomes a platform wheel. Where it cannot be built (no C compiler), the package
+is still complete: ``InMemoryStore`` then runs the same text walk in Python
+(``memory._walk_cached``) and construction the same pre-check (``_base._fast_init``), with the
+same results, more slowly. ``LIONMEM_REQUIRE_SPEEDUPS=1`` makes a failed build an error instead
+(``make install`` sets it).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Any
 from hatchling.builders.config import BuilderConfig
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-MODULE = "lionmem.stores._textscan"
-SOURCE = "lionmem/stores/_textscan.c"
-REQUIRE = "LIONMEM_REQUIRE_TEXTSCAN"
+MODULE = "lionmem._speedups"
+SOURCE = "lionmem/_speedups.c"
+REQUIRE = "LIONMEM_REQUIRE_SPEEDUPS"
 
 
 def compile_extension(root: Path, build_dir: Path | None) -> Path:
@@ -35,7 +36,7 @@ def compile_extension(root: Path, build_dir: Path | None) -> Path:
     extension = Extension(
         MODULE,
         [SOURCE],
-        define_macros=[("TEXTSCAN_SOURCE_SHA256", f'"{digest}"')],
+        define_macros=[("SPEEDUPS_SOURCE_SHA256", f'"{digest}"')],
         extra_compile_args=["-O2"] if os.name != "nt" else [],
     )
     # setuptools resolves the source and the in-place target from the current directory.
@@ -52,8 +53,8 @@ def compile_extension(root: Path, build_dir: Path | None) -> Path:
         return (root / built).resolve()
 
 
-class TextScanBuildHook(BuildHookInterface[BuilderConfig]):
-    """Adds the compiled ``_textscan`` to the wheel (or builds it in place for an editable one)."""
+class SpeedupsBuildHook(BuildHookInterface[BuilderConfig]):
+    """Adds the compiled ``_speedups`` to the wheel (or builds it in place for an editable one)."""
 
     PLUGIN_NAME = "custom"
     _build_dir: Path | None = None
@@ -66,21 +67,21 @@ class TextScanBuildHook(BuildHookInterface[BuilderConfig]):
         except Exception as error:  # any toolchain failure: a compiler missing, headers missing
             if self._build_dir is None:
                 # An editable install imports from the source tree: a module left there by an
-                # earlier build would be used in place of the Python walk the warning promises.
-                for stale in (root / SOURCE).parent.glob("_textscan.*"):
+                # earlier build would be used in place of the Python code the warning promises.
+                for stale in (root / SOURCE).parent.glob("_speedups.*"):
                     if stale.suffix in {".so", ".pyd"}:
                         stale.unlink()
             if os.environ.get(REQUIRE) == "1":
                 raise
             self.app.display_warning(
-                f"lionmem: the C text scan was not built ({error}); "
-                "InMemoryStore uses the same scan in Python"
+                f"lionmem: the C speedups were not built ({error}); "
+                "their Python stand-ins run instead, with the same results, more slowly"
             )
             return
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         if self._build_dir is not None:
-            build_data["force_include"][str(built)] = f"lionmem/stores/{built.name}"
+            build_data["force_include"][str(built)] = f"lionmem/{built.name}"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         if self._build_dir is not None:

@@ -1,4 +1,4 @@
-"""The build hook that compiles the C text scan (tools/build_textscan.py), run on a copy of its source.
+"""The build hook that compiles the C speedups (tools/build_speedups.py), run on a copy of their source.
 
 A wheel built with and without a compiler is checked in ``test_packaging``; here, the editable
 build, which puts the module next to its source, where the package imports it from.
@@ -18,14 +18,14 @@ from hatchling.builders.config import BuilderConfig
 from setuptools.errors import CompileError
 
 from tests.schema_support import REPO
-from tools.build_textscan import REQUIRE, SOURCE, TextScanBuildHook
+from tools.build_speedups import REQUIRE, SOURCE, SpeedupsBuildHook
 
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 
 
-def hook(root: Path) -> TextScanBuildHook:
+def hook(root: Path) -> SpeedupsBuildHook:
     """The hook as hatchling makes it, for a project at ``root``."""
-    return TextScanBuildHook(str(root), {}, BuilderConfig, None, str(root / "dist"), "wheel")  # type: ignore[arg-type]  # the config objects the hook never reads
+    return SpeedupsBuildHook(str(root), {}, BuilderConfig, None, str(root / "dist"), "wheel")  # type: ignore[arg-type]  # the config objects the hook never reads
 
 
 @pytest.fixture
@@ -39,10 +39,10 @@ def project(tmp_path: Path) -> Path:
 def test_an_editable_build_puts_the_module_next_to_its_source(project: Path) -> None:
     build_data: dict[str, Any] = {"force_include": {}}
     hook(project).initialize("editable", build_data)
-    built = project / f"lionmem/stores/_textscan{SUFFIX}"
+    built = project / f"lionmem/_speedups{SUFFIX}"
     assert built.is_file()
     assert build_data == {"force_include": {}, "pure_python": False, "infer_tag": True}
-    spec = importlib.util.spec_from_file_location("lionmem.stores._textscan", built)
+    spec = importlib.util.spec_from_file_location("lionmem._speedups", built)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -54,7 +54,7 @@ def test_a_failed_editable_build_removes_a_module_left_from_before(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Otherwise the old module would be imported, not the Python walk the warning promises."""
-    stale = project / f"lionmem/stores/_textscan{SUFFIX}"
+    stale = project / f"lionmem/_speedups{SUFFIX}"
     stale.write_bytes(b"an old build")
     monkeypatch.setenv("CC", "false")
     monkeypatch.setenv(REQUIRE, "0")

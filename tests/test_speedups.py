@@ -1,11 +1,12 @@
-"""The C text scan (``lionmem/stores/_textscan.c``) is built, in use, and gives what its Python specification gives.
+"""The C speedups (``lionmem/_speedups.c``) are built, in use, and give what their Python specifications give.
 
-``memory._walk_cached`` is the specification: the C ``scan`` must return the same hits and
+The text scan: ``memory._walk_cached`` is the specification: the C ``scan`` must return the same hits and
 the same missed item, and leave the chunk's iterator at the same place, for items whose type
 reads ``content`` from the ``__dict__``. An item of any other type must come back as missed
 (the store then evaluates it the slow, exact way; ``test_memory_cache`` checks the store's
-results for such types with both scans). The C module must be built: importing it fails
-loudly here otherwise.
+results for such types with both scans). Construction's pre-check: ``init_ready`` must agree
+with the test the Python closure writes out (``test_fast_init`` compares whole constructions
+with both). The C module must be built: importing it fails loudly here otherwise.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lionmem import MemoryItem
-from lionmem.stores import _textscan, memory
-from lionmem.stores._textscan import scan
+import lionmem
+from lionmem import MemoryItem, _base, _speedups
+from lionmem._speedups import init_ready, scan
+from lionmem.stores import memory
 from lionmem.stores.memory import _UNSEEN, _walk_cached
 
 
@@ -43,8 +45,10 @@ class Shouting(str):
     __slots__ = ()
 
 
-def test_the_store_uses_the_c_scan() -> None:
+def test_the_store_and_construction_use_the_c_code() -> None:
     assert memory._scan_cached is scan
+    assert _base._INIT_READY is init_ready
+    assert MemoryItem.__init__.__code__.co_freevars.count("ready") == 1  # the C-checked closure
 
 
 WORDS = ["Harbor", "river", "ΟΔΟΣ", "straße", "İx", "note", ""]
@@ -104,9 +108,9 @@ def test_same_walk_as_the_python_specification(
 
 
 def test_the_module_was_built_from_this_source() -> None:
-    """A module built from another version of _textscan.c (not rebuilt since) fails here."""
-    source = Path(memory.__file__).with_name("_textscan.c").read_bytes()
-    assert hashlib.sha256(source).hexdigest() == _textscan.SOURCE_SHA256
+    """A module built from another version of _speedups.c (not rebuilt since) fails here."""
+    source = Path(lionmem.__file__).with_name("_speedups.c").read_bytes()
+    assert hashlib.sha256(source).hexdigest() == _speedups.SOURCE_SHA256
 
 
 def both(
@@ -295,3 +299,92 @@ def test_no_reference_is_leaked() -> None:
         with pytest.raises(TypeError):
             scan(items, sources, lowered, 0, 1, -1)  # type: ignore[arg-type]  # an error inside the walk
     assert [sys.getrefcount(obj) for obj in watched] == before
+
+
+# ---------------------------------------------------------------- construction's pre-check
+
+NAMES = frozenset({"id", "created_at", "metadata", "content", "tags"})
+
+
+def python_ready(data: dict[str, Any], names: frozenset[str]) -> bool:
+    """The test the Python closure writes out (``_base._fast_init`` without the C module)."""
+    if not names.issuperset(data):
+        return False
+    metadata = data.get("metadata", {})
+    if type(metadata) is not dict:
+        return False
+    try:
+        return "lion_class" not in metadata
+    except Exception:
+        return False
+
+
+class StrKey(str):
+    """A keyword name of a str subclass: user code for hashing and comparing."""
+
+    __slots__ = ()
+
+
+class Collides:
+    """A metadata key hashing like "lion_class", whose ``__eq__`` raises ``error``."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+    def __hash__(self) -> int:
+        return hash("lion_class")
+
+    def __eq__(self, other: object) -> bool:
+        if self.error is not None:
+            raise self.error
+        return False
+
+
+metadatas = st.one_of(
+    st.just({}),
+    st.dictionaries(st.sampled_from(["a", "lion_class", "b"]), st.integers(), max_size=3),
+    st.builds(lambda: {Collides(None): 1}),
+    st.builds(lambda: {Collides(ValueError("no")): 1}),
+    st.just([("a", 1)]),
+    st.builds(lambda: type("DictChild", (dict,), {})(a=1)),
+    st.none(),
+)
+
+
+@given(
+    keys=st.lists(st.sampled_from([*sorted(NAMES), "extra", "Content"]), max_size=6, unique=True),
+    metadata=metadatas,
+)
+def test_init_ready_agrees_with_the_python_test(keys: list[str], metadata: Any) -> None:
+    data: dict[str, Any] = dict.fromkeys(keys, 1)
+    if "metadata" in data:
+        data["metadata"] = metadata
+    assert init_ready(data, NAMES) is python_ready(data, NAMES)
+
+
+def test_a_keyword_name_of_a_str_subclass_is_not_ready() -> None:
+    """Its hashing is user code: the class's own validator takes it (the Python test says yes)."""
+    data: dict[str, Any] = {StrKey("content"): 1}
+    assert python_ready(data, NAMES) is True
+    assert init_ready(data, NAMES) is False
+
+
+def test_a_base_exception_from_a_metadata_key_propagates() -> None:
+    """An Exception means "not ready", as the closure's except clause; KeyboardInterrupt escapes."""
+    assert init_ready({"metadata": {Collides(ValueError("no")): 1}}, NAMES) is False
+    with pytest.raises(KeyboardInterrupt):
+        init_ready({"metadata": {Collides(KeyboardInterrupt()): 1}}, NAMES)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((), "takes 2 arguments"),
+        (([], NAMES), "a dict and a frozenset"),
+        (({}, set(NAMES)), "a dict and a frozenset"),
+        ((type("D", (dict,), {})(), NAMES), "a dict and a frozenset"),
+    ],
+)
+def test_init_ready_refuses_other_arguments(args: tuple[Any, ...], match: str) -> None:
+    with pytest.raises(TypeError, match=match):
+        init_ready(*args)

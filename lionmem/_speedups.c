@@ -1,4 +1,6 @@
-/* The cached text scan of InMemoryStore (issue 7), in C.
+/* lionmem's C speedups (issue 7): two hot loops, each with a Python specification and stand-in.
+ *
+ * 1. The cached text scan of InMemoryStore.
  *
  * scan(chunk, sources, lowered, start, needle, needed) -> (hits, missed)
  *
@@ -29,17 +31,32 @@
  * (otherwise the item is handed back as missed), and a type is trusted only while its version
  * tag is the one it had when it was checked (any change to the class or a base gives it a new
  * one).
+ *
+ * 2. The construction fast path's pre-check (lionmem/_base.py, _fast_init).
+ *
+ * init_ready(data, names) -> bool
+ *
+ * Whether Model(**data) may try the fast validator: every key is a field name and `metadata` is
+ * absent or an exact dict without "lion_class". The Python closure that runs when this module
+ * is not built writes the same test out in its `if`; this one also sends a key that is not an
+ * exact str (a str subclass, whose __hash__ or __eq__ is user code) to the class's own validator,
+ * so no user code runs before the lookup of "lion_class" in the metadata, which may call the
+ * __eq__ of a key hashing like it, as `in` does. An Exception raised there means False (the
+ * Python closure catches it the same way, and the class's own validator decides); any other
+ * BaseException propagates.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-/* The SHA-256 of this file, given by the build (tools/build_textscan.py), so that a test can
+/* The SHA-256 of this file, given by the build (tools/build_speedups.py), so that a test can
    tell a module built from another version of the source. */
-#ifndef TEXTSCAN_SOURCE_SHA256
-#define TEXTSCAN_SOURCE_SHA256 ""
+#ifndef SPEEDUPS_SOURCE_SHA256
+#define SPEEDUPS_SOURCE_SHA256 ""
 #endif
 
 static PyObject *content_key;          /* interned "content" */
+static PyObject *metadata_key;         /* interned "metadata" */
+static PyObject *lion_class_key;       /* interned "lion_class" */
 static PyObject *getattribute_key;     /* interned "__getattribute__" */
 static PyObject *object_getattribute;  /* object.__getattribute__, the slot wrapper */
 
@@ -191,24 +208,80 @@ error:
     return NULL;
 }
 
+static PyObject *
+init_ready(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "init_ready() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *data = args[0], *names = args[1];
+    if (!PyDict_CheckExact(data) || !PyFrozenSet_CheckExact(names)) {
+        PyErr_SetString(PyExc_TypeError, "init_ready() takes a dict and a frozenset");
+        return NULL;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(data, &position, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            Py_RETURN_FALSE;
+        }
+        int known = PySet_Contains(names, key); /* an exact str: no user code */
+        if (known < 0) {
+            return NULL;
+        }
+        if (!known) {
+            Py_RETURN_FALSE;
+        }
+    }
+    PyObject *metadata = PyDict_GetItemWithError(data, metadata_key); /* borrowed */
+    if (metadata == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_TRUE;
+    }
+    if (!PyDict_CheckExact(metadata)) {
+        Py_RETURN_FALSE;
+    }
+    Py_INCREF(metadata);
+    int named = PyDict_Contains(metadata, lion_class_key);
+    Py_DECREF(metadata);
+    if (named < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    return PyBool_FromLong(!named);
+}
+
 static PyMethodDef methods[] = {
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(chunk, sources, lowered, start, needle, needed) -> (hits, missed)\n\n"
      "The cached text scan; see lionmem.stores.memory._walk_cached."},
+    {"init_ready", (PyCFunction)(void (*)(void))init_ready, METH_FASTCALL,
+     "init_ready(data, names) -> bool\n\n"
+     "Whether Model(**data) may try the fast validator; see lionmem._base._fast_init."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "lionmem.stores._textscan",
-    "The cached text scan of InMemoryStore, in C.", -1, methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "lionmem._speedups",
+    "lionmem's C speedups: InMemoryStore's cached text scan, construction's pre-check.", -1,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
-PyInit__textscan(void)
+PyInit__speedups(void)
 {
     content_key = PyUnicode_InternFromString("content");
     getattribute_key = PyUnicode_InternFromString("__getattribute__");
-    if (content_key == NULL || getattribute_key == NULL) {
+    metadata_key = PyUnicode_InternFromString("metadata");
+    lion_class_key = PyUnicode_InternFromString("lion_class");
+    if (content_key == NULL || getattribute_key == NULL || metadata_key == NULL
+        || lion_class_key == NULL) {
         return NULL;
     }
     /* object's own slot wrapper, as _PyType_Lookup finds it (object.tp_dict is not to be read
@@ -221,7 +294,7 @@ PyInit__textscan(void)
     if (module == NULL) {
         return NULL;
     }
-    if (PyModule_AddStringConstant(module, "SOURCE_SHA256", TEXTSCAN_SOURCE_SHA256) < 0) {
+    if (PyModule_AddStringConstant(module, "SOURCE_SHA256", SPEEDUPS_SOURCE_SHA256) < 0) {
         Py_DECREF(module);
         return NULL;
     }
