@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
+from itertools import repeat
+from operator import is_
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID, uuid4
@@ -220,7 +222,11 @@ _UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"}
 #
 # - every key names a field, so ignoring unknown keys rejects nothing it should;
 # - ``metadata`` is absent or an exact dict without ``lion_class``, the one rule no native check
-#   expresses.
+#   expresses;
+# - those keys, and the metadata's, are exact ``str``, so that checking runs no user code (a str
+#   subclass's ``__hash__``, the ``__eq__`` of a key hashing like "lion_class"), which could
+#   change the input before it is validated. This check is one call into C
+#   (``_speedups.init_ready``), or written out in Python where that module is not built.
 #
 # The native checks accept a subset of what the Python validators accept and give the same value
 # for it: a UUID instance as is, a finite float or an int as a plain float (a float subclass by
@@ -230,10 +236,11 @@ _UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"}
 # read natively), and the class's own validator runs, through ``BaseModel.__init__``, giving the
 # result or the error it always gave. ``tests/test_fast_init.py`` compares both paths on
 # generated inputs. Only two things can differ, both for objects built to notice. User code the
-# checks reach may run once more (in the attempt, then in the class's validator): the
+# attempt reaches may run once more (in the attempt, then in the class's validator): the
 # ``__float__`` of an int subclass given as created_at, a ``__class__`` property of an object
-# given as id, the ``__eq__`` of a metadata key (not an exact str) hashing like "lion_class". And
-# a positional argument's TypeError names ``Model.__init__`` instead of ``BaseModel.__init__``.
+# given as id; and the ``__hash__`` of a keyword name of a str subclass runs once more, as the
+# keywords are unpacked again for ``BaseModel.__init__``. And a positional argument's TypeError
+# names ``Model.__init__`` instead of ``BaseModel.__init__``.
 _NATIVE_FIELD_SCHEMAS: dict[str, CoreSchema] = {
     "id": core_schema.uuid_schema(strict=True),
     "created_at": core_schema.float_schema(strict=True, allow_inf_nan=False),
@@ -286,6 +293,8 @@ def _fast_validator(cls: type[BaseModel]) -> SchemaValidator | None:
         "created_at": ElementBase._coerce_created_at.__func__,  # type: ignore[attr-defined]  # as above
         "metadata": ElementBase._coerce_metadata.__func__,  # type: ignore[attr-defined]  # as above
     }
+    if not all(type(name) is str for name in inner["fields"]):
+        return None  # a field name of a str subclass: comparing with it runs user code
     fields: dict[str, Any] = {}
     for name, field in inner["fields"].items():
         wrapped = field["schema"]
@@ -333,8 +342,9 @@ def _fast_init(
 ) -> Callable[..., None]:
     """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above).
 
-    ``ready`` is the C pre-check (``_speedups.init_ready``), which also sends keyword names that
-    are not exact ``str`` to ``BaseModel.__init__``; without it, the same test is written out.
+    ``ready`` is the C pre-check (``_speedups.init_ready``); without it, the same test is written
+    out. Both look only at exact ``str`` keys, in the keywords and in the metadata, so that no
+    user code runs before validation; any other key sends the call to ``BaseModel.__init__``.
     """
     # Closure cells are read faster than module globals, and a bound method saves a lookup.
     no_metadata, base_init, validate = _NO_METADATA, BaseModel.__init__, validator.validate_python
@@ -357,13 +367,15 @@ def _fast_init(
             __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
             if (
                 type(self) is owner
+                and all(map(is_, map(type, data), repeat(str)))  # no user __hash__ below
                 and names.issuperset(data)
                 and type(metadata := data.get("metadata", no_metadata)) is dict
+                and all(map(is_, map(type, metadata), repeat(str)))  # no user __eq__ in `in`
+                and "lion_class" not in metadata
             ):
                 try:
-                    if "lion_class" not in metadata:
-                        validate(data, self_instance=self)
-                        return
+                    validate(data, self_instance=self)
+                    return
                 except Exception:  # any failure, even from user code: the class validator decides
                     pass
             base_init(self, **data)

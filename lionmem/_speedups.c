@@ -36,14 +36,12 @@
  *
  * init_ready(data, names) -> bool
  *
- * Whether Model(**data) may try the fast validator: every key is a field name and `metadata` is
- * absent or an exact dict without "lion_class". The Python closure that runs when this module
- * is not built writes the same test out in its `if`; this one also sends a key that is not an
- * exact str (a str subclass, whose __hash__ or __eq__ is user code) to the class's own validator,
- * so no user code runs before the lookup of "lion_class" in the metadata, which may call the
- * __eq__ of a key hashing like it, as `in` does. An Exception raised there means False (the
- * Python closure catches it the same way, and the class's own validator decides); any other
- * BaseException propagates.
+ * Whether Model(**data) may try the fast validator: every key is a field name, and `metadata` is
+ * absent or an exact dict without "lion_class". Every key looked at, in `data` and in
+ * `metadata`, must be an exact str, so that no user code runs here (a str subclass's __hash__
+ * or __eq__, or the __eq__ of a metadata key hashing like "lion_class", could change the input
+ * before it is validated); anything else goes to the class's own validator. The Python closure
+ * that runs when this module is not built writes the same test out.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -244,15 +242,15 @@ init_ready(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     if (!PyDict_CheckExact(metadata)) {
         Py_RETURN_FALSE;
     }
-    Py_INCREF(metadata);
-    int named = PyDict_Contains(metadata, lion_class_key);
-    Py_DECREF(metadata);
-    if (named < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-            return NULL;
+    position = 0;
+    while (PyDict_Next(metadata, &position, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            Py_RETURN_FALSE;
         }
-        PyErr_Clear();
-        Py_RETURN_FALSE;
+    }
+    int named = PyDict_Contains(metadata, lion_class_key); /* exact str keys: no user code */
+    if (named < 0) {
+        return NULL;
     }
     return PyBool_FromLong(!named);
 }

@@ -571,3 +571,31 @@ def test_a_failed_second_init_leaves_the_instance_unchanged() -> None:
     with pytest.raises(ValidationError):
         BaseModel.__init__(reference_item, content=2, colour="red")
     assert reference_item.content == 1
+
+
+class Meddler:
+    """A metadata key hashing like "lion_class": ``in`` calls its ``__eq__``, which counts."""
+
+    calls = 0
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __hash__(self) -> int:
+        return hash("lion_class")
+
+    def __eq__(self, other: object) -> bool:
+        Meddler.calls += 1
+        return False
+
+
+@pytest.mark.parametrize("key", [Meddler, StrChild], ids=["colliding", "str subclass"])
+def test_user_code_in_keys_runs_as_often_as_in_the_reference(key: type) -> None:
+    """No check before validation runs a key's user code; the class validator alone does."""
+    seen = []
+    for build in (reference(MemoryItem), MemoryItem, written_out(MemoryItem)):
+        Meddler.calls = 0
+        result = outcome(MemoryItem, {"metadata": {"a": 1, key("k"): 2}}, build)
+        seen.append((result, Meddler.calls))
+    assert seen[1] == seen[0]
+    assert seen[2] == seen[0]
