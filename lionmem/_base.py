@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
-from itertools import repeat
-from operator import is_
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID, uuid4
@@ -226,7 +224,8 @@ _UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"}
 # - those keys, and the metadata's, are exact ``str``, so that checking runs no user code (a str
 #   subclass's ``__hash__``, the ``__eq__`` of a key hashing like "lion_class"), which could
 #   change the input before it is validated. This check is one call into C
-#   (``_speedups.init_ready``), or written out in Python where that module is not built.
+#   (``_speedups.init_ready``), or written out in Python where that module is not built (which
+#   lets the __hash__ of a keyword name of a str subclass run once more).
 #
 # The native checks accept a subset of what the Python validators accept and give the same value
 # for it: a UUID instance as is, a finite float or an int as a plain float (a float subclass by
@@ -342,9 +341,10 @@ def _fast_init(
 ) -> Callable[..., None]:
     """The ``__init__`` of ``owner``: the fast attempt, else ``BaseModel.__init__`` (see above).
 
-    ``ready`` is the C pre-check (``_speedups.init_ready``); without it, the same test is written
-    out. Both look only at exact ``str`` keys, in the keywords and in the metadata, so that no
-    user code runs before validation; any other key sends the call to ``BaseModel.__init__``.
+    ``ready`` is the C pre-check (``_speedups.init_ready``): it looks only at exact ``str`` keys,
+    in the keywords and in the metadata, so that no user code runs before validation, and sends
+    any other key to ``BaseModel.__init__``. Without it, the test is written out here, with one
+    difference kept for speed: a keyword name of a ``str`` subclass is hashed by the check.
     """
     # Closure cells are read faster than module globals, and a bound method saves a lookup.
     no_metadata, base_init, validate = _NO_METADATA, BaseModel.__init__, validator.validate_python
@@ -367,17 +367,19 @@ def _fast_init(
             __tracebackhide__ = True  # as in BaseModel.__init__: pytest hides this frame
             if (
                 type(self) is owner
-                and all(map(is_, map(type, data), repeat(str)))  # no user __hash__ below
                 and names.issuperset(data)
                 and type(metadata := data.get("metadata", no_metadata)) is dict
-                and all(map(is_, map(type, metadata), repeat(str)))  # no user __eq__ in `in`
-                and "lion_class" not in metadata
             ):
-                try:
-                    validate(data, self_instance=self)
-                    return
-                except Exception:  # any failure, even from user code: the class validator decides
-                    pass
+                for key in metadata:  # only exact str keys, so that `in` runs no user __eq__
+                    if type(key) is not str:
+                        break
+                else:
+                    if "lion_class" not in metadata:
+                        try:
+                            validate(data, self_instance=self)
+                            return
+                        except Exception:  # any failure: the class validator decides
+                            pass
             base_init(self, **data)
 
     __init__.__qualname__ = f"{owner.__qualname__}.__init__"

@@ -41,7 +41,8 @@
  * `metadata`, must be an exact str, so that no user code runs here (a str subclass's __hash__
  * or __eq__, or the __eq__ of a metadata key hashing like "lion_class", could change the input
  * before it is validated); anything else goes to the class's own validator. The Python closure
- * that runs when this module is not built writes the same test out.
+ * that runs when this module is not built writes the same test out, except that it hashes the
+ * keyword names without looking at their type first.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -581,6 +581,9 @@ class Meddler:
     def __init__(self, name: str) -> None:
         self.name = name
 
+    def __repr__(self) -> str:
+        return f"Meddler({self.name!r})"  # the same in every error message
+
     def __hash__(self) -> int:
         return hash("lion_class")
 

@@ -307,7 +307,7 @@ NAMES = frozenset({"id", "created_at", "metadata", "content", "tags"})
 
 
 def python_ready(data: dict[str, Any], names: frozenset[str]) -> bool:
-    """The test the Python closure writes out (``_base._fast_init`` without the C module)."""
+    """``init_ready``'s rule in Python (the closure used without the C module hashes keyword names first)."""
     return (
         all(type(key) is str for key in data)
         and names.issuperset(data)
