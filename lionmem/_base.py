@@ -224,8 +224,8 @@ _UUIDString = Annotated[str, WithJsonSchema({"type": "string", "format": "uuid"}
 # - those keys, and the metadata's, are exact ``str``, so that checking runs no user code (a str
 #   subclass's ``__hash__``, the ``__eq__`` of a key hashing like "lion_class"), which could
 #   change the input before it is validated. This check is one call into C
-#   (``_speedups.init_ready``), or written out in Python where that module is not built (which
-#   lets the __hash__ of a keyword name of a str subclass run once more).
+#   (``_speedups.init_ready``), or written out in Python where that module is not built (that
+#   version does hash a keyword name of a str subclass before looking at its type).
 #
 # The native checks accept a subset of what the Python validators accept and give the same value
 # for it: a UUID instance as is, a finite float or an int as a plain float (a float subclass by
