@@ -90,20 +90,6 @@ class _TextCache:
                     self.lowered.extend(repeat(_UNSEEN, missing))
                     self.sources.extend(repeat(_UNSEEN, missing))
 
-    def walk(
-        self, chunk: Iterable[MemoryItem], start: int
-    ) -> Iterator[tuple[Any, Any, MemoryItem]]:
-        """``(cached string, its lowered text, item)`` for the items of ``chunk``, at ``start`` on.
-
-        One step of ``zip`` reads the three in C, with no other Python thread running between.
-        The cache's lists are longer than any chunk, so the walk ends with ``chunk``.
-        """
-        sources = iter(self.sources)
-        lowered = iter(self.lowered)
-        sources.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
-        lowered.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
-        return zip(sources, lowered, chunk, strict=False)
-
     def update(self, positions: Sequence[int], strings: list[str], lows: list[str]) -> None:
         """Remember the strings a scan found at ``positions``, with their lowered texts.
 
@@ -124,6 +110,21 @@ class _TextCache:
                 sources[position] = source
 
 
+def _zip_from(
+    sources: list[Any], lowered: list[Any], chunk: Iterable[MemoryItem], start: int
+) -> Iterator[tuple[Any, Any, MemoryItem]]:
+    """``(cached string, its lowered text, item)`` for the items of ``chunk``, at ``start`` on.
+
+    One step of ``zip`` reads the three in C, with no other Python thread running between.
+    The cache's lists are longer than any chunk, so the walk ends with ``chunk``.
+    """
+    sources_from = iter(sources)
+    lowered_from = iter(lowered)
+    sources_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+    lowered_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
+    return zip(sources_from, lowered_from, chunk, strict=False)
+
+
 def _walk_cached(  # noqa: PLR0913, PLR0917 -- the C scan's signature: positional, for one fast call
     chunk: Iterable[MemoryItem],
     sources: list[Any],
@@ -135,18 +136,13 @@ def _walk_cached(  # noqa: PLR0913, PLR0917 -- the C scan's signature: positiona
     """The items of ``chunk`` (at ``start`` on) that hold their cached string and whose cached lowered text has ``needle``.
 
     Stops at the first item whose content is not its cached string, returned as missed, or
-    once ``needed`` matches are found (-1: never). The cache's two lists are read with the
-    chunk by ``zip``, one position per step of C code (no other Python thread runs between).
-    The C module ``lionmem._speedups`` does the same walk in one step, reading ``content`` straight
-    from the item's ``__dict__`` where that is what ``item.content`` gives; this is its
-    specification and its stand-in when it is not built.
+    once ``needed`` matches are found (-1: never). The C module ``lionmem._speedups`` does the
+    same walk in one step, reading ``content`` straight from the item's ``__dict__`` where that
+    is what ``item.content`` gives; this is its specification and its stand-in when it is not
+    built.
     """
     hits: list[MemoryItem] = []
-    sources_from = iter(sources)
-    lowered_from = iter(lowered)
-    sources_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
-    lowered_from.__setstate__(start)  # type: ignore[attr-defined]  # list iterators have it
-    for cached, low, item in zip(sources_from, lowered_from, chunk, strict=False):
+    for cached, low, item in _zip_from(sources, lowered, chunk, start):
         if item.content is not cached:
             return hits, item
         if needle in low:
@@ -497,7 +493,9 @@ def _evaluate_each(
     strings: list[str] = []
     lows: list[str] = []
     reached = False
-    for position, (cached, cached_low, item) in enumerate(cache.walk(chunk, start), start):
+    for position, (cached, cached_low, item) in enumerate(
+        _zip_from(cache.sources, cache.lowered, chunk, start), start
+    ):
         content = item.content
         if type(content) is not str:
             low = str(content).lower()
