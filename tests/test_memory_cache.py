@@ -12,10 +12,11 @@ over stores large enough to span several scan chunks, then threads.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 from uuid import UUID, uuid4
@@ -443,6 +444,39 @@ def tiny_switch_interval() -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
+def run_readers_during_writers(
+    readers: Sequence[Callable[[], None]],
+    writers: Sequence[Callable[[], None]],
+    done: threading.Event,
+) -> list[BaseException]:
+    """Run each callable in its own thread, switching threads often; return what they raised.
+
+    Once every writer has finished, ``done`` is set so that the readers stop.
+    """
+    errors: list[BaseException] = []
+
+    def guarded(target: Callable[[], None]) -> Callable[[], None]:
+        def body() -> None:
+            try:
+                target()
+            except BaseException as error:  # reported to the test thread
+                errors.append(error)
+
+        return body
+
+    reading = [threading.Thread(target=guarded(reader)) for reader in readers]
+    writing = [threading.Thread(target=guarded(writer)) for writer in writers]
+    with tiny_switch_interval():
+        for thread in reading + writing:
+            thread.start()
+        for thread in writing:
+            thread.join(timeout=60)
+        done.set()
+        for thread in reading:
+            thread.join(timeout=60)
+    return errors
+
+
 def test_threads_changing_and_searching_never_see_stale_text() -> None:
     """Threads that reassign contents while others search raise nothing, and the end state is exact.
 
@@ -461,7 +495,6 @@ def test_threads_changing_and_searching_never_see_stale_text() -> None:
     asyncio.run(fill())
     ever_harbor: set[UUID] = set()
     lock = threading.Lock()
-    errors: list[BaseException] = []
     stop = threading.Event()
 
     def writer(seed: int) -> None:
@@ -483,26 +516,8 @@ def test_threads_changing_and_searching_never_see_stale_text() -> None:
 
         asyncio.run(run())
 
-    def guarded(target: Callable[..., None], *args: Any) -> Callable[[], None]:
-        def body() -> None:
-            try:
-                target(*args)
-            except BaseException as error:  # reported to the test thread
-                errors.append(error)
-
-        return body
-
-    readers = [threading.Thread(target=guarded(reader)) for _ in range(2)]
-    writers = [threading.Thread(target=guarded(writer, seed)) for seed in range(2)]
-    with tiny_switch_interval():
-        for thread in readers + writers:
-            thread.start()
-        for thread in writers:
-            thread.join(timeout=60)
-        stop.set()
-        for thread in readers:
-            thread.join(timeout=60)
-    assert errors == []
+    writers = [functools.partial(writer, seed) for seed in range(2)]
+    assert run_readers_during_writers([reader, reader], writers, stop) == []
     oracle = lionagi.InMemoryStore()
 
     async def final() -> None:
@@ -544,23 +559,16 @@ def test_scans_during_stores_in_other_threads_match_a_prefix() -> None:
         MemoryQuery(text="harbor", limit=50),
     ]
     seen: list[tuple[int, list[UUID]]] = []
-    errors: list[BaseException] = []
     writing = threading.Event()
     written = threading.Event()
 
-    def writer(batch: list[MemoryItem]) -> Callable[[], None]:
-        def body() -> None:
-            async def run() -> None:
-                writing.set()
-                for item in batch:
-                    await store.store(item)
+    def writer(batch: list[MemoryItem]) -> None:
+        async def run() -> None:
+            writing.set()
+            for item in batch:
+                await store.store(item)
 
-            try:
-                asyncio.run(run())
-            except BaseException as error:  # reported to the test thread
-                errors.append(error)
-
-        return body
+        asyncio.run(run())
 
     def reader() -> None:
         async def run() -> None:
@@ -572,22 +580,10 @@ def test_scans_during_stores_in_other_threads_match_a_prefix() -> None:
                 seen.append((number, [item.id for item in found]))
                 round_ += 1
 
-        try:
-            asyncio.run(run())
-        except BaseException as error:  # reported to the test thread
-            errors.append(error)
+        asyncio.run(run())
 
-    writers = [threading.Thread(target=writer(b)) for b in batches]
-    readers = [threading.Thread(target=reader) for _ in range(2)]
-    with tiny_switch_interval():
-        for thread in readers + writers:
-            thread.start()
-        for thread in writers:
-            thread.join(timeout=60)
-        written.set()
-        for thread in readers:
-            thread.join(timeout=60)
-    assert errors == []
+    writers = [functools.partial(writer, batch) for batch in batches]
+    assert run_readers_during_writers([reader, reader], writers, written) == []
     final = asyncio.run(store.search(MemoryQuery(limit=10**6)))
     assert len(final) == 6000
 
