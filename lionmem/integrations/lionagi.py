@@ -1,0 +1,283 @@
+"""Any lionmem ``MemoryStore`` as a lionagi 0.36 ``MemoryStore``: ``Branch(memory=LionagiMemoryStore(store))``.
+
+The wrapper takes lionagi ``MemoryItem`` and ``MemoryQuery`` objects, stores lionmem copies in the
+wrapped store and gives back new lionagi ``MemoryItem`` instances, with lionagi's ``lion_class``.
+Search gives lionagi ``InMemoryStore``'s results, in its order, wherever the wrapped store does
+(every lionmem store does), negative limits included: a store that refuses them is asked for every
+match and the wrapper cuts the list as lionagi does. Values no lionmem item can hold (a subclass,
+NaN ``created_at``, non-string metadata keys, ...) are refused at ``store()`` with
+``UnrepresentableValueError`` naming the field; nothing is written. An ``ExternalMemoryStore``
+stays one (its manifest passes through). docs/lionagi.md is the user guide.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import AsyncIterator, Iterable
+from types import TracebackType
+from typing import Any, Self, overload
+from uuid import UUID
+
+from pydantic import ValidationError
+
+from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.protocol import ExternalMemoryStore, MemoryStore
+from lionmem.stores.sqlite import UnrepresentableValueError
+from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+try:
+    import lionagi.protocols.memory as _lionagi_memory
+except ModuleNotFoundError as exc:  # only lionagi itself missing; a broken install shows its own error
+    if exc.name is None or exc.name.partition(".")[0] != "lionagi":
+        raise
+    msg = "lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'"
+    raise ModuleNotFoundError(msg, name="lionagi") from exc
+
+LionagiItem = _lionagi_memory.MemoryItem
+LionagiQuery = _lionagi_memory.MemoryQuery
+
+__all__ = ["ExternalLionagiMemoryStore", "LionagiMemoryStore"]
+
+_LIONAGI_CLASS = f"{LionagiItem.__module__}.{LionagiItem.__qualname__}"
+# Larger than any store's size, and within every backend's integer range (SQL bigint): asking
+# for this many results is asking for all of them.
+_ALL = sys.maxsize
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _refuse(field: str, value: object, reason: str) -> UnrepresentableValueError:
+    return UnrepresentableValueError(field, type(value).__qualname__, reason)
+
+
+def _to_lionmem(item: object) -> MemoryItem:
+    """The lionmem copy of a lionagi item, or an error naming what it cannot keep."""
+    if type(item) is not LionagiItem:
+        if isinstance(item, LionagiItem):
+            raise _refuse(
+                "__class__",
+                item,
+                "the store gives items back as lionagi MemoryItem, so a subclass (its class and "
+                "its extra fields) would not round-trip; store a lionagi MemoryItem",
+            )
+        hint = (
+            "; store it on the wrapped store itself"
+            if isinstance(item, MemoryItem)
+            else "; use store_many() for several items"
+            if isinstance(item, list | tuple)
+            else ""
+        )
+        msg = f"store() takes a lionagi MemoryItem ({_type_name_of(LionagiItem)}), got {_type_name(item)}{hint}"
+        raise TypeError(msg)
+    created_at = item.created_at
+    if type(created_at) is not float or not math.isfinite(created_at):
+        raise _refuse(
+            "created_at",
+            created_at,
+            f"{created_at!r}: created_at must be a finite float (NaN and infinity do not round-trip)",
+        )
+    metadata = item.metadata
+    if type(metadata) is not dict:
+        raise _refuse("metadata", metadata, "metadata must be a plain dict")
+    for key in metadata:
+        if type(key) is not str:
+            raise UnrepresentableValueError(
+                f"metadata[{key!r}]",
+                f"dict key of type {type(key).__qualname__}",
+                "metadata keys must be plain strings, as in every JSON object",
+            )
+    tags = item.tags
+    if type(tags) is not list:
+        raise _refuse("tags", tags, "tags must be a list of strings")
+    for index, tag in enumerate(tags):
+        if type(tag) is not str:
+            raise _refuse(f"tags[{index}]", tag, "tags must be plain strings")
+    try:
+        return MemoryItem(
+            id=item.id, created_at=created_at, metadata=metadata, content=item.content, tags=tags
+        )
+    except ValidationError as exc:  # what the checks above leave: a lion_class lionmem refuses
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "metadata"
+        raise _refuse(field, error["input"], error["msg"]) from exc
+
+
+def _type_name_of(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _to_lionagi(item: MemoryItem) -> LionagiItem:
+    """A new lionagi item equal field by field to ``item``, with lionagi's ``lion_class``."""
+    metadata = item.metadata
+    if "lion_class" in metadata and metadata["lion_class"] != _LIONAGI_CLASS:
+        metadata = {**metadata, "lion_class": _LIONAGI_CLASS}
+    item_id = item.id
+    if type(item_id) is not UUID:  # a driver's UUID subclass
+        item_id = UUID(int=item_id.int)
+    return LionagiItem(
+        id=item_id,
+        created_at=item.created_at,
+        metadata=metadata,
+        content=item.content,
+        tags=item.tags,
+    )
+
+
+def _query(query: object, limit: int | None = None) -> MemoryQuery:
+    """The lionmem query asking what ``query`` asks, with ``limit`` instead of its own if given."""
+    if isinstance(query, LionagiQuery | MemoryQuery):
+        wanted = query.limit if limit is None else limit
+        return MemoryQuery(
+            text=query.text,
+            tags=query.tags,
+            filters=query.filters,
+            limit=min(wanted, _ALL),  # no store holds more; some backends cannot count further
+        )
+    msg = (
+        f"search() takes a lionagi MemoryQuery ({_type_name_of(LionagiQuery)}), got "
+        f"{_type_name(query)}; build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
+    )
+    raise TypeError(msg)
+
+
+class LionagiMemoryStore:
+    """A lionmem ``MemoryStore`` as lionagi sees one: lionagi items and queries in, lionagi items out.
+
+    ``LionagiMemoryStore(store)`` is an :class:`ExternalLionagiMemoryStore` (with the wrapped
+    store's ``manifest``) when ``store`` is an ``ExternalMemoryStore``. Closing the wrapper closes
+    the wrapped store.
+    """
+
+    __slots__ = ("_store",)
+
+    @overload
+    def __new__(cls, store: ExternalMemoryStore) -> ExternalLionagiMemoryStore: ...
+    @overload
+    def __new__(cls, store: MemoryStore) -> LionagiMemoryStore: ...
+    def __new__(cls, store: MemoryStore) -> LionagiMemoryStore:
+        if cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore):
+            cls = ExternalLionagiMemoryStore
+        return object.__new__(cls)
+
+    def __init__(self, store: MemoryStore) -> None:
+        if isinstance(store, LionagiMemoryStore) or type(store) is _lionagi_memory.InMemoryStore:
+            msg = f"{type(store).__qualname__} already takes lionagi items: pass it to lionagi directly"
+            raise TypeError(msg)
+        if not isinstance(store, MemoryStore):
+            msg = f"LionagiMemoryStore wraps a lionmem MemoryStore, got {_type_name(store)}"
+            raise TypeError(msg)
+        self._store = store
+
+    @property
+    def wrapped(self) -> MemoryStore:
+        """The lionmem store this wrapper reads and writes."""
+        return self._store
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._store!r})"
+
+    # -- lionagi's MemoryStore --------------------------------------------------------------
+
+    async def store(self, item: LionagiItem) -> UUID:
+        """Store a copy of ``item`` (replacing the item with its id, in place); return ``item.id``."""
+        await self._store.store(_to_lionmem(item))
+        return item.id
+
+    async def retrieve(self, item_id: UUID | str) -> LionagiItem | None:
+        """Return a new lionagi item equal to the stored one, or ``None``."""
+        found = await self._store.retrieve(item_id)  # type: ignore[arg-type]  # stores take UUID strings too
+        return None if found is None else _to_lionagi(found)
+
+    async def search(self, query: LionagiQuery) -> list[LionagiItem]:
+        """Return new lionagi items for the matches, as lionagi's ``InMemoryStore`` orders and cuts them."""
+        asked = _query(query)
+        if asked.limit >= 0:
+            return [_to_lionagi(found) for found in await self._store.search(asked)]
+        try:
+            found_items = await self._store.search(asked)
+        except UnsupportedMemoryQuery as exc:
+            if "limit" not in exc.rejected_keys:
+                raise
+            # lionagi cuts all the matches as results[:limit]: ask for all of them and do the same.
+            found_items = (await self._store.search(_query(query, _ALL)))[: asked.limit]
+        return [_to_lionagi(found) for found in found_items]
+
+    # -- the wrapped store's extras ---------------------------------------------------------
+
+    def _extra(self, name: str) -> Any:
+        method = getattr(self._store, name, None)
+        if method is None:
+            msg = f"{type(self._store).__qualname__} has no {name}(), so this wrapper cannot forward it"
+            raise AttributeError(msg)
+        return method
+
+    async def store_many(self, items: Iterable[LionagiItem]) -> list[UUID]:
+        """Store copies of several items; every item is checked before anything is written.
+
+        One transaction where the wrapped store has ``store_many``; otherwise one ``store`` each.
+        """
+        batch = list(items)
+        copies = [_to_lionmem(item) for item in batch]
+        many = getattr(self._store, "store_many", None)
+        if many is not None:
+            await many(copies)
+        else:
+            for copy in copies:
+                await self._store.store(copy)
+        return [item.id for item in batch]
+
+    async def delete(self, item_id: UUID | str) -> bool:
+        """Delete the item with this id; return whether there was one (wrapped store's ``delete``)."""
+        return bool(await self._extra("delete")(item_id))
+
+    async def count(self) -> int:
+        """Return the number of stored items (wrapped store's ``count``)."""
+        return int(await self._extra("count")())
+
+    async def items(self, **options: Any) -> AsyncIterator[LionagiItem]:
+        """Yield every item as a new lionagi item, in the wrapped store's ``items()`` order."""
+        async for item in self._extra("items")(**options):
+            yield _to_lionagi(item)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close the wrapped store (if it can be closed)."""
+        close = getattr(self._store, "close", None)
+        if close is not None:
+            await close()
+
+    async def __aenter__(self) -> Self:
+        if hasattr(type(self._store), "__aenter__"):
+            await self._store.__aenter__()  # type: ignore[attr-defined]  # checked just above
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if hasattr(type(self._store), "__aexit__"):
+            await self._store.__aexit__(exc_type, exc, traceback)  # type: ignore[attr-defined]  # checked just above
+        else:
+            await self.close()
+
+
+class ExternalLionagiMemoryStore(LionagiMemoryStore):
+    """A :class:`LionagiMemoryStore` over an ``ExternalMemoryStore``: it is one too."""
+
+    __slots__ = ()
+
+    _store: ExternalMemoryStore
+
+    @property
+    def manifest(self) -> MemoryAdapterManifest:
+        """The wrapped store's ADR-0093 manifest."""
+        return self._store.manifest
