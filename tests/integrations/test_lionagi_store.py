@@ -1,0 +1,413 @@
+"""LionagiMemoryStore's own rules: lionagi types in and out, refusals, pass-through, extras, lifecycle."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+from uuid import UUID
+
+import lionagi
+import pytest
+
+from lionmem import (
+    ExternalMemoryStore,
+    InMemoryStore,
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    MemoryItem,
+    MemoryQuery,
+    SQLiteMemoryStore,
+    UnsupportedMemoryQuery,
+)
+from lionmem.conformance.fake import FakeHarness
+from lionmem.integrations.lionagi import ExternalLionagiMemoryStore, LionagiMemoryStore
+from lionmem.stores.sqlite import UnrepresentableValueError
+from tests.integrations.conftest import NewStore
+
+LION_CLASS = "lionagi.protocols.memory.MemoryItem"
+ID = UUID("12345678-1234-5678-1234-567812345678")
+
+
+class Note(lionagi.MemoryItem):
+    """A lionagi subclass with a field of its own."""
+
+    title: str = ""
+
+
+class Plain(lionagi.MemoryItem):
+    """A lionagi subclass without fields of its own."""
+
+
+class Key(str):
+    """A str subclass, which lionmem's validation would turn into a plain str."""
+
+    __slots__ = ()
+
+
+def sample(**fields: Any) -> lionagi.MemoryItem:
+    values: dict[str, Any] = {
+        "id": ID,
+        "created_at": 1.5,
+        "metadata": {"k": "v", "n": [1, {"x": None}]},
+        "content": {"a": [1, 2.5, "s"]},
+        "tags": ["x", "y"],
+    }
+    return lionagi.MemoryItem(**(values | fields))
+
+
+def fields_of(item: Any) -> tuple[Any, ...]:
+    return (item.id, item.created_at.hex(), repr(item.metadata), repr(item.content), item.tags)
+
+
+async def test_items_come_back_as_lionagi_items_equal_field_by_field(new_store: NewStore) -> None:
+    """retrieve and search give real lionagi MemoryItems with every field of the stored one."""
+    original = sample()
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        assert await store.store(original) is original.id
+        found = await store.retrieve(ID)
+        searched = await store.search(lionagi.MemoryQuery(text="2.5"))
+    assert type(found) is lionagi.MemoryItem
+    assert fields_of(found) == fields_of(original)
+    assert found.model_dump() == original.model_dump()
+    assert found == original and found is not original
+    assert [type(i) for i in searched] == [lionagi.MemoryItem]
+    assert fields_of(searched[0]) == fields_of(original)
+    assert len(lionagi.Pile([found], item_type={lionagi.MemoryItem})) == 1
+
+
+async def test_retrieve_takes_every_uuid_form_and_gives_none_otherwise(new_store: NewStore) -> None:
+    """A UUID or any string uuid.UUID() parses finds the item; garbage, positions and misses give None."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        for key in (ID, str(ID), str(ID).upper(), ID.hex, f"urn:uuid:{ID}"):
+            found = await store.retrieve(key)
+            assert found is not None and found.id == ID, key
+        for key in ("garbage", "", 0, -1, None, UUID(int=1)):
+            assert await store.retrieve(key) is None, key  # type: ignore[arg-type]  # wrong types on purpose
+
+
+async def test_stored_values_are_copies(new_store: NewStore) -> None:
+    """Changing the stored object's tags or metadata, or a returned item, leaves the store as it was."""
+    original = sample()
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(original)
+        original.tags.append("late")
+        original.metadata["late"] = 1
+        returned = await store.retrieve(ID)
+        assert returned is not None
+        returned.tags.append("later")
+        returned.metadata["later"] = 2
+        again = await store.retrieve(ID)
+        assert again is not None
+        assert (again.tags, again.metadata) == (["x", "y"], {"k": "v", "n": [1, {"x": None}]})
+        assert await store.search(lionagi.MemoryQuery(tags=["late", "later"])) == []
+        assert await store.search(lionagi.MemoryQuery(filters={"late": 1})) == []
+
+
+async def test_replacing_keeps_the_position(new_store: NewStore) -> None:
+    """Storing an id again replaces the item where it was, as lionagi's store does."""
+    first, second = sample(), lionagi.MemoryItem(content="second")
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(first)
+        await store.store(second)
+        await store.store(sample(content="replaced"))
+        found = await store.search(lionagi.MemoryQuery())
+    assert [(i.id, i.content) for i in found] == [(ID, "replaced"), (second.id, "second")]
+
+
+async def test_lion_class_is_lionagis_on_the_way_out(new_store: NewStore) -> None:
+    """An item written with lionmem's class name in metadata comes back naming lionagi's class."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        for index, name in enumerate(
+            ["lionmem.MemoryItem", "lionmem_models.memory_item.MemoryItem", LION_CLASS]
+        ):
+            await wrapped.store(MemoryItem(id=UUID(int=index), metadata={"lion_class": name, "i": 1}))
+            found = await store.retrieve(UUID(int=index))
+            assert found is not None
+            assert found.metadata == {"lion_class": LION_CLASS, "i": 1}
+            stored = await wrapped.retrieve(UUID(int=index))
+            assert stored is not None and stored.metadata["lion_class"] == name  # not rewritten
+        await store.store(sample(metadata={"lion_class": LION_CLASS}))
+        kept = await wrapped.retrieve(ID)
+        assert kept is not None and kept.metadata == {"lion_class": LION_CLASS}
+
+
+# -------------------------------------------------------------------------------- refusals
+
+
+async def assert_refused(
+    store: LionagiMemoryStore, item: Any, field: str, value_type: str
+) -> UnrepresentableValueError:
+    """store(item) raises naming ``field``; the item stored under ID before is unchanged."""
+    with pytest.raises(UnrepresentableValueError) as caught:
+        await store.store(item)
+    assert caught.value.field == field
+    assert caught.value.value_type == value_type
+    assert str(caught.value).startswith(f"MemoryItem.{field}: a value of type {value_type} ")
+    kept = await store.retrieve(ID)
+    assert kept is not None and fields_of(kept) == fields_of(sample())
+    assert [i.id for i in await store.search(lionagi.MemoryQuery(limit=100))] == [ID]
+    return caught.value
+
+
+async def test_a_subclass_is_refused_with_the_reason(new_store: NewStore) -> None:
+    """A lionagi subclass, with fields of its own or not, is refused at store(): it could not come back."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        for item in (Note(id=ID, title="t"), Plain(id=ID)):
+            error = await assert_refused(store, item, "__class__", type(item).__qualname__)
+            assert "a subclass (its class and its extra fields) would not round-trip" in str(error)
+        with pytest.raises(UnrepresentableValueError):
+            await store.store_many([sample(content="ok"), Note(title="t")])
+        assert (await store.retrieve(ID)) == sample() and (await store.retrieve(ID)).content == sample().content  # type: ignore[union-attr]  # found above
+
+
+async def test_values_no_lionmem_item_can_hold_are_refused(new_store: NewStore) -> None:
+    """NaN or infinite created_at, non-string metadata keys and mistyped assigned fields are refused."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        for value in (math.nan, math.inf, -math.inf):
+            await assert_refused(store, sample(created_at=value), "created_at", "float")
+        await assert_refused(store, sample(metadata={1: "a"}), "metadata[1]", "dict key of type int")
+        await assert_refused(
+            store, sample(metadata={"a": 1, ("t",): 2}), "metadata[('t',)]", "dict key of type tuple"
+        )
+
+        await assert_refused(store, sample(metadata={Key("k"): 1}), "metadata['k']", "dict key of type Key")
+        assigned = sample()
+        assigned.metadata = OrderedDict(k="v")
+        await assert_refused(store, assigned, "metadata", "OrderedDict")
+        assigned.metadata = '{"k": "v"}'  # lionagi does not validate assignment
+        await assert_refused(store, assigned, "metadata", "str")
+        assigned = sample()
+        assigned.metadata = {"lion_class": "bogus"}
+        error = await assert_refused(store, assigned, "metadata", "dict")
+        assert "Metadata class mismatch" in str(error) and error.__cause__ is not None
+        for tags, field, kind in (
+            (("x",), "tags", "tuple"),
+            ("x", "tags", "str"),
+            (["x", 1], "tags[1]", "int"),
+            (["x", b"y"], "tags[1]", "bytes"),
+        ):
+            assigned = sample()
+            assigned.tags = tags  # type: ignore[assignment]  # lionagi does not validate assignment
+            await assert_refused(store, assigned, field, kind)
+
+
+async def test_sqlite_refusals_name_the_field() -> None:
+    """What SQLite cannot keep exactly (a tuple, a set, NaN inside content) is refused by it, naming the path."""
+    async with SQLiteMemoryStore(":memory:") as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        await assert_refused(store, sample(content=(1, 2)), "content", "tuple")
+        await assert_refused(store, sample(content={"s": {1}}), "content['s']", "set")
+        await assert_refused(store, sample(metadata={"f": math.nan}), "metadata['f']", "float")
+
+
+async def test_the_in_memory_store_keeps_any_content() -> None:
+    """Over InMemoryStore, content JSON cannot hold (a tuple, NaN, an object) is kept as it is."""
+    marker = object()
+    store = LionagiMemoryStore(InMemoryStore())
+    await store.store(sample(content=(1, math.nan, marker)))
+    found = await store.retrieve(ID)
+    assert found is not None and found.content[2] is marker and found.content[:1] == (1,)
+
+
+async def test_store_rejects_what_is_not_a_lionagi_item(new_store: NewStore) -> None:
+    """A lionmem item, a dict, a list or None raise TypeError naming both full class names."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        expected = "store() takes a lionagi MemoryItem (lionagi.protocols.memory.MemoryItem), got "
+        cases: list[tuple[Any, str]] = [
+            (MemoryItem(), "lionmem_models.memory_item.MemoryItem; store it on the wrapped store itself"),
+            ({"content": "x"}, "builtins.dict"),
+            ([sample()], "builtins.list; use store_many() for several items"),
+            (None, "builtins.NoneType"),
+        ]
+        for value, tail in cases:
+            with pytest.raises(TypeError) as caught:
+                await store.store(value)
+            assert str(caught.value) == expected + tail
+        assert await store.search(lionagi.MemoryQuery()) == []
+
+
+async def test_search_takes_lionagi_and_lionmem_queries_only(new_store: NewStore) -> None:
+    """A lionagi query, a subclass of it or a lionmem query works; a dict or None raises TypeError."""
+
+    class Scoped(lionagi.MemoryQuery):
+        scope: str = "ignored"
+
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        for query in (lionagi.MemoryQuery(tags=["x"]), Scoped(tags=["x"]), MemoryQuery(tags=["x"])):
+            assert [i.id for i in await store.search(query)] == [ID]  # type: ignore[arg-type]  # lionmem's query too
+        for bad in ({"tags": ["x"]}, None, "x"):
+            with pytest.raises(TypeError, match=r"^search\(\) takes a lionagi MemoryQuery"):
+                await store.search(bad)  # type: ignore[arg-type]  # wrong types on purpose
+        broken = lionagi.MemoryQuery()
+        broken.filters = {1: "a"}  # type: ignore[dict-item]  # lionagi does not validate assignment
+        with pytest.raises(ValueError, match="filters"):
+            await store.search(broken)
+
+
+# --------------------------------------------------------------- external stores and limits
+
+
+def fake_store() -> Any:
+    """An honest external store that filters on "lang" and "topic" only and has no extras."""
+    return FakeHarness()
+
+
+async def test_negative_limit_is_emulated_over_a_store_that_refuses_it() -> None:
+    """SQLite refuses limit < 0; the wrapper cuts its full answer as lionagi's slice does."""
+    oracle = lionagi.InMemoryStore()
+    async with SQLiteMemoryStore(":memory:") as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        with pytest.raises(UnsupportedMemoryQuery):
+            await wrapped.search(MemoryQuery(limit=-1))
+        for n in range(5):
+            item = lionagi.MemoryItem(content=f"item {n}", tags=["even" if n % 2 == 0 else "odd"])
+            await store.store(item)
+            await oracle.store(item)
+        for limit in (-1, -2, -3, -5, -6, -(10**30)):
+            for query in (lionagi.MemoryQuery(limit=limit), lionagi.MemoryQuery(tags=["even"], limit=limit)):
+                found = [i.content for i in await store.search(query)]
+                assert found == [i.content for i in await oracle.search(query)], query
+        assert [i.content for i in await store.search(lionagi.MemoryQuery(limit=-2))] == [
+            "item 0",
+            "item 1",
+            "item 2",
+        ]
+        assert len(await store.search(lionagi.MemoryQuery(limit=10**30))) == 5
+
+
+async def test_a_refusal_of_filters_names_only_the_filters() -> None:
+    """With a negative limit and unsupported filter keys, the error names the keys, not the limit."""
+    harness = fake_store()
+    store = LionagiMemoryStore(await harness.make_store())
+    await store.store(sample(metadata={"lang": "en"}))
+    await store.store(lionagi.MemoryItem(content="second", metadata={"lang": "en"}))
+    with pytest.raises(UnsupportedMemoryQuery) as caught:
+        await store.search(lionagi.MemoryQuery(filters={"lang": "en", "zz": 1, "aa": 2}, limit=-1))
+    assert caught.value.rejected_keys == ("aa", "zz")
+    found = await store.search(lionagi.MemoryQuery(filters={"lang": "en"}, limit=-1))
+    assert [i.id for i in found] == [ID]
+
+
+async def test_the_manifest_passes_through_when_there_is_one() -> None:
+    """Over an ExternalMemoryStore the wrapper is one with the same manifest; otherwise it has none."""
+    harness = fake_store()
+    fake = await harness.make_store()
+    async with SQLiteMemoryStore(":memory:") as sqlite:
+        for wrapped in (sqlite, fake):
+            store = LionagiMemoryStore(wrapped)
+            assert type(store) is ExternalLionagiMemoryStore
+            assert isinstance(store, ExternalMemoryStore)
+            assert store.manifest is wrapped.manifest
+    plain = LionagiMemoryStore(InMemoryStore())
+    assert type(plain) is LionagiMemoryStore
+    assert not isinstance(plain, ExternalMemoryStore)
+    assert not hasattr(plain, "manifest")
+    for store in (plain, LionagiMemoryStore(fake)):
+        assert isinstance(store, lionagi.MemoryStore)
+        assert store.wrapped is not None
+
+
+async def test_errors_of_the_wrapped_store_pass_through() -> None:
+    """An unavailable service raises MemoryAdapterUnavailable from store, retrieve and search."""
+    harness = fake_store()
+    store = LionagiMemoryStore(await harness.make_store())
+    await harness.make_transport_unavailable()
+    with pytest.raises(MemoryAdapterUnavailable):
+        await store.store(sample())
+    with pytest.raises(MemoryAdapterUnavailable):
+        await store.retrieve(ID)
+    with pytest.raises(MemoryAdapterUnavailable):
+        await store.search(lionagi.MemoryQuery(limit=-1))
+    await harness.reset()
+    await harness.make_responses_malformed()
+    with pytest.raises(MemoryAdapterError):
+        await store.search(lionagi.MemoryQuery())
+
+
+def test_the_constructor_wants_a_lionmem_store() -> None:
+    """Wrapping a non-store, a wrapper or lionagi's own store raises TypeError."""
+    with pytest.raises(TypeError, match=r"^LionagiMemoryStore wraps a lionmem MemoryStore, got builtins\.str$"):
+        LionagiMemoryStore("junk")  # type: ignore[call-overload]  # wrong type on purpose
+    wrapper = LionagiMemoryStore(InMemoryStore())
+    for store in (wrapper, lionagi.InMemoryStore()):
+        with pytest.raises(TypeError, match="already takes lionagi items: pass it to lionagi directly"):
+            LionagiMemoryStore(store)
+    assert repr(wrapper).startswith("LionagiMemoryStore(<lionmem.stores.memory.InMemoryStore")
+    assert repr(LionagiMemoryStore(SQLiteMemoryStore(":memory:"))) == (
+        "ExternalLionagiMemoryStore(SQLiteMemoryStore(':memory:'))"
+    )
+
+
+# ------------------------------------------------------------------------ extras, lifecycle
+
+
+async def test_extras_are_forwarded_to_sqlite() -> None:
+    """store_many is all or nothing; delete, count and items answer as SQLite's do, in lionagi items."""
+    async with LionagiMemoryStore(SQLiteMemoryStore(":memory:")) as store:
+        items = [lionagi.MemoryItem(content=n) for n in range(3)]
+        assert await store.store_many(items) == [i.id for i in items]
+        with pytest.raises(UnrepresentableValueError):
+            await store.store_many([lionagi.MemoryItem(content="new"), sample(content=(1,))])
+        assert await store.count() == 3
+        listed = [item async for item in store.items(batch_size=2)]
+        assert [(type(i), i.content) for i in listed] == [(lionagi.MemoryItem, n) for n in range(3)]
+        assert await store.delete(str(items[1].id)) is True
+        assert await store.delete(items[1].id) is False
+        assert await store.delete("garbage") is False
+        assert [i.content async for i in store.items()] == [0, 2]
+
+
+async def test_extras_a_store_lacks_say_so() -> None:
+    """Over a store without them, store_many stores one by one and the others raise AttributeError."""
+    store = LionagiMemoryStore(InMemoryStore())
+    items = [lionagi.MemoryItem(content=n) for n in range(3)]
+    assert await store.store_many(iter(items)) == [i.id for i in items]
+    with pytest.raises(UnrepresentableValueError):
+        await store.store_many([lionagi.MemoryItem(content="new"), sample(created_at=math.nan)])
+    assert [i.content for i in await store.search(lionagi.MemoryQuery())] == [0, 1, 2]
+    for name, call in (
+        ("delete", lambda: store.delete(items[0].id)),
+        ("count", store.count),
+    ):
+        with pytest.raises(AttributeError, match=rf"^InMemoryStore has no {name}\(\), so this wrapper cannot forward it$"):
+            await call()
+    with pytest.raises(AttributeError, match=r"^InMemoryStore has no items\(\)"):
+        [item async for item in store.items()]
+
+
+async def test_close_and_async_with_reach_the_wrapped_store(tmp_path: Any) -> None:
+    """Leaving ``async with`` or close() closes SQLite (idempotently); later calls are unavailable."""
+    path = tmp_path / "memory.db"
+    async with LionagiMemoryStore(SQLiteMemoryStore(path)) as store:
+        assert path.exists()  # entering opened the file
+        await store.store(sample())
+    with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
+        await store.retrieve(ID)
+    again = LionagiMemoryStore(SQLiteMemoryStore(path))
+    found = await again.retrieve(ID)
+    assert found is not None and fields_of(found) == fields_of(sample())
+    await again.close()
+    await again.close()
+    with pytest.raises(MemoryAdapterUnavailable):
+        await again.search(lionagi.MemoryQuery())
+    plain = LionagiMemoryStore(InMemoryStore())
+    async with plain as entered:
+        assert entered is plain
+        await plain.store(sample())
+    await plain.close()  # nothing to close: the store still answers
+    assert await plain.retrieve(ID) is not None
