@@ -30,7 +30,9 @@ from lionmem_models.memory_query import MemoryQuery
 
 try:
     import lionagi.protocols.memory as _lionagi_memory
-except ModuleNotFoundError as exc:  # only lionagi itself missing; a broken install shows its own error
+except (
+    ModuleNotFoundError
+) as exc:  # only lionagi itself missing; a broken install shows its own error
     if exc.name is None or exc.name.partition(".")[0] != "lionagi":
         raise
     msg = "lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'"
@@ -161,12 +163,11 @@ class LionagiMemoryStore:
     @overload
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore: ...
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore:
-        if cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore):
-            cls = ExternalLionagiMemoryStore
-        return object.__new__(cls)
+        external = cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore)
+        return object.__new__(ExternalLionagiMemoryStore if external else cls)
 
     def __init__(self, store: MemoryStore) -> None:
-        if isinstance(store, LionagiMemoryStore) or type(store) is _lionagi_memory.InMemoryStore:
+        if isinstance(store, LionagiMemoryStore | _lionagi_memory.InMemoryStore):
             msg = f"{type(store).__qualname__} already takes lionagi items: pass it to lionagi directly"
             raise TypeError(msg)
         if not isinstance(store, MemoryStore):

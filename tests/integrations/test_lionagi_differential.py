@@ -34,7 +34,23 @@ POOLS = Pools(
     values=VALUE_POOL,
     filter_values=[*VALUE_POOL, LION_CLASS, (1,)],
     equal_twins={1: [1, 1.0, True], 0: [0, 0.0, -0.0, False], None: [None]},
-    needles=["ß", "SS", "σ", "ς", "Σ", "İ", "i\u0307", "ǅ", "Ǆ", "'", "none", "true", "1", " ", "%"],  # noqa: RUF001 - Greek on purpose
+    needles=[
+        "ß",
+        "SS",
+        "σ",  # noqa: RUF001 - the Greek small sigma is chosen on purpose
+        "ς",
+        "Σ",
+        "İ",
+        "i\u0307",
+        "ǅ",
+        "Ǆ",
+        "'",
+        "none",
+        "true",
+        "1",
+        " ",
+        "%",
+    ],
     texts=texts,
     piece_size=6,
 )
@@ -164,7 +180,8 @@ def test_negative_limits_drop_the_same_matches_on_larger_stores(
         async with new_store() as wrapped:
             store = LionagiMemoryStore(wrapped)
             items = [
-                lionagi.MemoryItem(content=f"{n} {word}", tags=[word]) for n, word in enumerate(words)
+                lionagi.MemoryItem(content=f"{n} {word}", tags=[word])
+                for n, word in enumerate(words)
             ]
             await store.store_many(items)
             for item in items:
