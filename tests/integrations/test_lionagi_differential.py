@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from lionmem.integrations.lionagi import LionagiMemoryStore
 from tests.integrations.conftest import NewStore
+from tests.profiles import examples
 from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
 
-EXAMPLES = 500
+EXAMPLES = examples(500)
 LION_CLASS = "lionagi.protocols.memory.MemoryItem"
 
 SPECIAL = "İßΣσςǅǄǆiIsSk1 '\"{}:,%_\x00"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
@@ -163,7 +164,7 @@ def test_same_results_as_lionagi(
     asyncio.run(scenario(new_store, data, [("store", spec) for spec in first] + steps))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     words=st.lists(st.sampled_from([*WORDS, "ab", "İß"]), min_size=40, max_size=120),
     needle=st.sampled_from(["straße", "οδος", "none", "ab", "s", ""]),
