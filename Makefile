@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-lionagi clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 # latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
+
+# What LionagiMemoryStore adds per call over the InMemoryStore it wraps, with lionagi's own store
+# for reference (under a minute): prints a Markdown table.
+bench-lionagi: $(STAMP)
+	$(BIN)/python tools/bench_lionagi.py
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install
