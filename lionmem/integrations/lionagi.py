@@ -30,9 +30,8 @@ from lionmem_models.memory_query import MemoryQuery
 
 try:
     import lionagi.protocols.memory as _lionagi_memory
-except (
-    ModuleNotFoundError
-) as exc:  # only lionagi itself missing; a broken install shows its own error
+except ModuleNotFoundError as exc:
+    # Only lionagi itself missing names the extra; a dependency lionagi lacks shows its own error.
     if exc.name is None or exc.name.partition(".")[0] != "lionagi":
         raise
     msg = "lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'"
@@ -43,15 +42,18 @@ LionagiQuery = _lionagi_memory.MemoryQuery
 
 __all__ = ["ExternalLionagiMemoryStore", "LionagiMemoryStore"]
 
-_LIONAGI_CLASS = f"{LionagiItem.__module__}.{LionagiItem.__qualname__}"
+_LIONAGI_CLASS: str = LionagiItem.class_name(full=True)  # what its lion_class check compares with
 # Larger than any store's size, and within every backend's integer range (SQL bigint): asking
 # for this many results is asking for all of them.
 _ALL = sys.maxsize
 
 
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _type_name(value: object) -> str:
-    kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}"
+    return _qualified(type(value))
 
 
 def _refuse(field: str, value: object, reason: str) -> UnrepresentableValueError:
@@ -75,7 +77,10 @@ def _to_lionmem(item: object) -> MemoryItem:
             if isinstance(item, list | tuple)
             else ""
         )
-        msg = f"store() takes a lionagi MemoryItem ({_type_name_of(LionagiItem)}), got {_type_name(item)}{hint}"
+        msg = (
+            f"store() takes a lionagi MemoryItem ({_qualified(LionagiItem)}), "
+            f"got {_type_name(item)}{hint}"
+        )
         raise TypeError(msg)
     created_at = item.created_at
     if type(created_at) is not float or not math.isfinite(created_at):
@@ -110,10 +115,6 @@ def _to_lionmem(item: object) -> MemoryItem:
         raise _refuse(field, error["input"], error["msg"]) from exc
 
 
-def _type_name_of(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def _to_lionagi(item: MemoryItem) -> LionagiItem:
     """A new lionagi item equal field by field to ``item``, with lionagi's ``lion_class``."""
     metadata = item.metadata
@@ -142,7 +143,7 @@ def _query(query: object, limit: int | None = None) -> MemoryQuery:
             limit=min(wanted, _ALL),  # no store holds more; some backends cannot count further
         )
     msg = (
-        f"search() takes a lionagi MemoryQuery ({_type_name_of(LionagiQuery)}), got "
+        f"search() takes a lionagi MemoryQuery ({_qualified(LionagiQuery)}), got "
         f"{_type_name(query)}; build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
     )
     raise TypeError(msg)
@@ -182,6 +183,10 @@ class LionagiMemoryStore:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._store!r})"
+
+    def __reduce__(self) -> tuple[type[LionagiMemoryStore], tuple[MemoryStore]]:
+        # Copies and pickles rebuild the wrapper around a copy of the wrapped store (if it has one).
+        return (LionagiMemoryStore, (self._store,))
 
     # -- lionagi's MemoryStore --------------------------------------------------------------
 

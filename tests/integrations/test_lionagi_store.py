@@ -446,3 +446,22 @@ async def test_close_and_async_with_reach_the_wrapped_store(tmp_path: Any) -> No
         await plain.store(sample())
     await plain.close()  # nothing to close: the store still answers
     assert await plain.retrieve(ID) is not None
+
+
+async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
+    """deepcopy and pickle give a wrapper of the same kind over a copy of the wrapped store."""
+    import copy
+    import pickle
+
+    store = LionagiMemoryStore(InMemoryStore())
+    await store.store(sample())
+    for twin in (copy.deepcopy(store), pickle.loads(pickle.dumps(store))):
+        assert type(twin) is LionagiMemoryStore
+        assert twin.wrapped is not store.wrapped
+        await twin.store(lionagi.MemoryItem(content="only in the copy"))
+        found = [i.content for i in await twin.search(lionagi.MemoryQuery())]
+        assert found == [sample().content, "only in the copy"]
+    assert [i.content for i in await store.search(lionagi.MemoryQuery())] == [sample().content]
+    harness = fake_store()
+    external = LionagiMemoryStore(await harness.make_store())
+    assert type(copy.copy(external)) is ExternalLionagiMemoryStore
