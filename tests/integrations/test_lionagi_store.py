@@ -465,3 +465,19 @@ async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
     harness = fake_store()
     external = LionagiMemoryStore(await harness.make_store())
     assert type(copy.copy(external)) is ExternalLionagiMemoryStore
+
+
+async def test_concurrent_stores_keep_submission_order(new_store: NewStore) -> None:
+    """Stores gathered in one event loop land in submission order; the last replacement wins."""
+    import asyncio
+
+    items = [lionagi.MemoryItem(content=n) for n in range(60)]
+    replacements = [sample(content=f"version {n}") for n in range(10)]
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        ids = await asyncio.gather(
+            *(store.store(item) for item in [*items[:30], *replacements, *items[30:]])
+        )
+        assert ids == [*(i.id for i in items[:30]), *[ID] * 10, *(i.id for i in items[30:])]
+        found = await store.search(lionagi.MemoryQuery(limit=100))
+    assert [i.content for i in found] == [*range(30), "version 9", *range(30, 60)]
