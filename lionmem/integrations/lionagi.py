@@ -21,9 +21,8 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.errors import UnrepresentableValueError, UnsupportedMemoryQuery
 from lionmem.protocol import ExternalMemoryStore, MemoryStore
-from lionmem.stores.sqlite import UnrepresentableValueError
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery

@@ -18,11 +18,11 @@ from lionmem import (
     MemoryItem,
     MemoryQuery,
     SQLiteMemoryStore,
+    UnrepresentableValueError,
     UnsupportedMemoryQuery,
 )
 from lionmem.conformance.fake import FakeHarness
 from lionmem.integrations.lionagi import ExternalLionagiMemoryStore, LionagiMemoryStore
-from lionmem.stores.sqlite import UnrepresentableValueError
 from tests.integrations.conftest import NewStore
 
 LION_CLASS = "lionagi.protocols.memory.MemoryItem"
