@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-
 import pytest
 
-from lionmem import MemoryStore
-from tests.integrations.stores import STORE_FACTORIES
-
-NewStore = Callable[[], AbstractAsyncContextManager[MemoryStore]]
+from tests.integrations.stores import STORE_FACTORIES, NewStore
 
 
 @pytest.fixture(scope="module", params=sorted(STORE_FACTORIES))
 def new_store(request: pytest.FixtureRequest) -> NewStore:
-    """Return a maker of empty stores of one kind (module-scoped, so hypothesis may use it)."""
-    factory = STORE_FACTORIES[request.param]
-    return lambda: factory(request)
+    """A maker of empty stores of one kind (module-scoped, so hypothesis examples may share it)."""
+    return STORE_FACTORIES[request.param](request)

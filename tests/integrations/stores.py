@@ -1,37 +1,35 @@
-"""The lionmem stores the lionagi integration is tested over, one entry each in ``STORE_FACTORIES``.
+"""The lionmem stores the lionagi integration is tested over: one entry each in ``STORE_FACTORIES``.
 
-A factory takes the test's (module-scoped) pytest request, so that a store needing a server can
-get it from a fixture with ``request.getfixturevalue``, and returns an async context manager that
-yields an empty store and closes it afterwards. Every differential and Branch/Session test runs
-once per entry.
+A factory runs once per test module, with that module's pytest request (so a store that needs a
+server can take it from a fixture with ``request.getfixturevalue``), and returns a maker of empty
+stores: each call gives an async context manager that yields a new, empty store and closes it
+afterwards. Every differential and Branch/Session test runs once per entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 
 import pytest
 
 from lionmem import InMemoryStore, MemoryStore, SQLiteMemoryStore
 
-StoreFactory = Callable[[pytest.FixtureRequest], AbstractAsyncContextManager[MemoryStore]]
+NewStore = Callable[[], AbstractAsyncContextManager[MemoryStore]]
+StoreFactory = Callable[[pytest.FixtureRequest], NewStore]
 
 
-@asynccontextmanager
-async def in_memory(request: pytest.FixtureRequest) -> AsyncIterator[MemoryStore]:
-    """A new InMemoryStore."""
-    yield InMemoryStore()
+def in_memory(request: pytest.FixtureRequest) -> NewStore:
+    """New InMemoryStores (nothing to open or close)."""
+    return lambda: nullcontext(InMemoryStore())
 
 
-@asynccontextmanager
-async def sqlite_in_memory(request: pytest.FixtureRequest) -> AsyncIterator[MemoryStore]:
-    """A new SQLiteMemoryStore on a private in-memory database."""
-    async with SQLiteMemoryStore(":memory:") as store:
-        yield store
+def sqlite(request: pytest.FixtureRequest) -> NewStore:
+    """New SQLiteMemoryStores, each on a private in-memory database."""
+    return lambda: SQLiteMemoryStore(":memory:")
 
 
 STORE_FACTORIES: dict[str, StoreFactory] = {
     "memory": in_memory,
-    "sqlite": sqlite_in_memory,
+    "sqlite": sqlite,
 }

@@ -18,7 +18,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from lionmem.integrations.lionagi import LionagiMemoryStore
-from tests.integrations.conftest import NewStore
+from tests.integrations.stores import NewStore
 from tests.profiles import examples
 from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
 

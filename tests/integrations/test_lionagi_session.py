@@ -11,7 +11,7 @@ import lionagi
 import pytest
 
 from lionmem.integrations.lionagi import LionagiMemoryStore
-from tests.integrations.conftest import NewStore
+from tests.integrations.stores import NewStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

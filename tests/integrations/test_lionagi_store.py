@@ -23,7 +23,7 @@ from lionmem import (
 )
 from lionmem.conformance.fake import FakeHarness
 from lionmem.integrations.lionagi import ExternalLionagiMemoryStore, LionagiMemoryStore
-from tests.integrations.conftest import NewStore
+from tests.integrations.stores import NewStore
 
 LION_CLASS = "lionagi.protocols.memory.MemoryItem"
 ID = UUID("12345678-1234-5678-1234-567812345678")
