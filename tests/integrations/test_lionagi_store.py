@@ -481,3 +481,33 @@ async def test_concurrent_stores_keep_submission_order(new_store: NewStore) -> N
         assert ids == [*(i.id for i in items[:30]), *[ID] * 10, *(i.id for i in items[30:])]
         found = await store.search(lionagi.MemoryQuery(limit=100))
     assert [i.content for i in found] == [*range(30), "version 9", *range(30, 60)]
+
+
+async def test_threads_with_their_own_event_loops_share_one_wrapper(new_store: NewStore) -> None:
+    """Four threads, each running its own event loop, store through one wrapper; nothing is lost."""
+    import asyncio
+    import threading
+
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        errors: list[BaseException] = []
+
+        async def write(thread: int) -> None:
+            for n in range(25):
+                await store.store(lionagi.MemoryItem(content=f"{thread}-{n}", tags=[f"t{thread}"]))
+
+        def run(thread: int) -> None:
+            try:
+                asyncio.run(write(thread))
+            except BaseException as exc:  # collected and asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            await asyncio.to_thread(thread.join)
+        assert errors == []
+        for t in range(4):
+            found = await store.search(lionagi.MemoryQuery(tags=[f"t{t}"], limit=100))
+            assert [i.content for i in found] == [f"{t}-{n}" for n in range(25)]
