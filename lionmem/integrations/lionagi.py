@@ -196,7 +196,12 @@ class LionagiMemoryStore:
 
     async def retrieve(self, item_id: UUID | str) -> LionagiItem | None:
         """Return a new lionagi item equal to the stored one, or ``None``."""
-        found = await self._store.retrieve(item_id)  # type: ignore[arg-type]  # stores take UUID strings too
+        if not isinstance(item_id, UUID):
+            try:
+                item_id = UUID(item_id)  # any form uuid.UUID() parses, as lionagi's store reads it
+            except (TypeError, ValueError, AttributeError):  # not a string, or not a UUID in it
+                return None
+        found = await self._store.retrieve(item_id)
         return None if found is None else _to_lionagi(found)
 
     async def search(self, query: LionagiQuery) -> list[LionagiItem]:
@@ -259,8 +264,9 @@ class LionagiMemoryStore:
             await close()
 
     async def __aenter__(self) -> Self:
-        if hasattr(type(self._store), "__aenter__"):
-            await self._store.__aenter__()  # type: ignore[attr-defined]  # checked just above
+        enter = getattr(self._store, "__aenter__", None)
+        if enter is not None:
+            await enter()
         return self
 
     async def __aexit__(
@@ -269,8 +275,9 @@ class LionagiMemoryStore:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if hasattr(type(self._store), "__aexit__"):
-            await self._store.__aexit__(exc_type, exc, traceback)  # type: ignore[attr-defined]  # checked just above
+        leave = getattr(self._store, "__aexit__", None)
+        if leave is not None:
+            await leave(exc_type, exc, traceback)
         else:
             await self.close()
 
