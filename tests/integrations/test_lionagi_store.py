@@ -511,3 +511,45 @@ async def test_threads_with_their_own_event_loops_share_one_wrapper(new_store: N
         for t in range(4):
             found = await store.search(lionagi.MemoryQuery(tags=[f"t{t}"], limit=100))
             assert [i.content for i in found] == [f"{t}-{n}" for n in range(25)]
+
+
+class DriverUUID(UUID):
+    """A database driver's UUID subclass (asyncpg returns one)."""
+
+    __slots__ = ()
+
+
+class ClosableStore(InMemoryStore):
+    """An InMemoryStore whose items come back with a driver's UUID, with close() but no ``async with``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = 0
+
+    async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
+        found = await super().retrieve(item_id)
+        if found is None:
+            return None
+        return found.model_copy(update={"id": DriverUUID(int=found.id.int)})
+
+    async def close(self) -> None:
+        self.closed += 1
+
+
+async def test_a_drivers_uuid_comes_back_as_a_plain_uuid() -> None:
+    """An id of a UUID subclass from the wrapped store comes back as a plain, equal UUID."""
+    store = LionagiMemoryStore(ClosableStore())
+    await store.store(sample())
+    assert type((await store.wrapped.retrieve(ID)).id) is DriverUUID  # type: ignore[union-attr]  # stored just above
+    found = await store.retrieve(ID)
+    assert found is not None
+    assert type(found.id) is UUID
+    assert found.id == ID
+
+
+async def test_async_with_closes_a_store_that_only_has_close() -> None:
+    """Leaving ``async with`` calls close() on a store without ``async with`` of its own."""
+    wrapped = ClosableStore()
+    async with LionagiMemoryStore(wrapped) as store:
+        await store.store(sample())
+    assert wrapped.closed == 1
