@@ -9,6 +9,7 @@ from uuid import UUID
 
 import lionagi
 import pytest
+from pydantic import ValidationError
 
 from lionmem import (
     ExternalMemoryStore,
@@ -278,7 +279,11 @@ async def test_search_takes_lionagi_and_lionmem_queries_only(new_store: NewStore
                 await store.search(bad)  # type: ignore[arg-type]  # wrong types on purpose
         broken = lionagi.MemoryQuery()
         broken.filters = {1: "a"}  # type: ignore[dict-item]  # lionagi does not validate assignment
-        with pytest.raises(ValueError, match="filters"):
+        with pytest.raises(ValidationError, match="filters"):
+            await store.search(broken)
+        broken = lionagi.MemoryQuery()
+        broken.limit = None  # type: ignore[assignment]  # lionagi would return everything
+        with pytest.raises(ValidationError, match="limit"):
             await store.search(broken)
 
 
