@@ -135,12 +135,9 @@ def _query(query: object, limit: int | None = None) -> MemoryQuery:
     """The lionmem query asking what ``query`` asks, with ``limit`` instead of its own if given."""
     if isinstance(query, LionagiQuery | MemoryQuery):
         wanted = query.limit if limit is None else limit
-        return MemoryQuery(
-            text=query.text,
-            tags=query.tags,
-            filters=query.filters,
-            limit=min(wanted, _ALL),  # no store holds more; some backends cannot count further
-        )
+        if isinstance(wanted, int) and wanted > _ALL:  # anything else is for validation to refuse
+            wanted = _ALL  # no store holds more; some backends cannot count further
+        return MemoryQuery(text=query.text, tags=query.tags, filters=query.filters, limit=wanted)
     msg = (
         f"search() takes a lionagi MemoryQuery ({_qualified(LionagiQuery)}), got "
         f"{_type_name(query)}; build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
