@@ -85,12 +85,20 @@ item_specs = st.builds(
 limits = st.sampled_from([20, 0, 1, 2, 3, 10**6, 10**30]) | st.sampled_from(
     [-1, -1, -1, -2, -3, -6, -(10**30)]
 )
+# Queries that match many items (none or a few common tags), so that negative limits cut a list.
+wide_queries = st.fixed_dictionaries(
+    {
+        "tags": st.none() | st.lists(st.sampled_from(POOLS.tags), min_size=2, max_size=4),
+        "limit": st.sampled_from([-1, -2, -3, -5, 2]),
+    }
+)
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("store"), item_specs),
         st.tuples(st.just("store_many"), st.lists(item_specs, min_size=1, max_size=4)),
         st.tuples(st.just("search"), st.none()),
         st.tuples(st.just("search"), st.none()),
+        st.tuples(st.just("wide search"), st.none()),
         st.tuples(st.just("retrieve"), POOLS.retrieve_ids()),
     ),
     min_size=1,
@@ -141,7 +149,11 @@ async def scenario(new_store: NewStore, data: st.DataObject, steps: list[tuple[s
                 key = id_form(argument, data.draw(id_forms))
                 assert payload(await store.retrieve(key)) == payload(await oracle.retrieve(key))
             else:
-                fields = POOLS.query_fields(data, stored, limits)
+                fields = (
+                    POOLS.query_fields(data, stored, limits)
+                    if kind == "search"
+                    else data.draw(wide_queries)
+                )
                 query = lionagi.MemoryQuery(**fields)
                 found = await store.search(query)
                 expected = await oracle.search(query)
