@@ -154,23 +154,24 @@ class LionagiMemoryStore:
     """
 
     __slots__ = ("_store",)
+    _store: MemoryStore
 
     @overload
     def __new__(cls, store: ExternalMemoryStore) -> ExternalLionagiMemoryStore: ...
     @overload
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore: ...
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore:
-        external = cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore)
-        return object.__new__(ExternalLionagiMemoryStore if external else cls)
-
-    def __init__(self, store: MemoryStore) -> None:
+        # All of the construction is here (no __init__), so type checkers read these overloads.
         if isinstance(store, LionagiMemoryStore | _lionagi_memory.InMemoryStore):
             msg = f"{type(store).__qualname__} already takes lionagi items: pass it to lionagi directly"
             raise TypeError(msg)
         if not isinstance(store, MemoryStore):
             msg = f"LionagiMemoryStore wraps a lionmem MemoryStore, got {_type_name(store)}"
             raise TypeError(msg)
+        external = cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore)
+        self = object.__new__(ExternalLionagiMemoryStore if external else cls)
         self._store = store
+        return self
 
     @property
     def wrapped(self) -> MemoryStore:

@@ -290,8 +290,8 @@ async def test_search_takes_lionagi_and_lionmem_queries_only(new_store: NewStore
 # --------------------------------------------------------------- external stores and limits
 
 
-def fake_store() -> Any:
-    """An honest external store that filters on "lang" and "topic" only and has no extras."""
+def fake_harness() -> FakeHarness:
+    """The harness of an honest external store that filters on "lang" and "topic" only, with no extras."""
     return FakeHarness()
 
 
@@ -323,7 +323,7 @@ async def test_negative_limit_is_emulated_over_a_store_that_refuses_it() -> None
 
 async def test_a_refusal_of_filters_names_only_the_filters() -> None:
     """With a negative limit and unsupported filter keys, the error names the keys, not the limit."""
-    harness = fake_store()
+    harness = fake_harness()
     store = LionagiMemoryStore(await harness.make_store())
     await store.store(sample(metadata={"lang": "en"}))
     await store.store(lionagi.MemoryItem(content="second", metadata={"lang": "en"}))
@@ -336,9 +336,11 @@ async def test_a_refusal_of_filters_names_only_the_filters() -> None:
 
 async def test_the_manifest_passes_through_when_there_is_one() -> None:
     """Over an ExternalMemoryStore the wrapper is one with the same manifest; otherwise it has none."""
-    harness = fake_store()
+    harness = fake_harness()
     fake = await harness.make_store()
     async with SQLiteMemoryStore(":memory:") as sqlite:
+        typed: ExternalLionagiMemoryStore = LionagiMemoryStore(sqlite)  # the overload says so too
+        assert typed.manifest is sqlite.manifest
         for wrapped in (sqlite, fake):
             store = LionagiMemoryStore(wrapped)
             assert type(store) is ExternalLionagiMemoryStore
@@ -348,14 +350,14 @@ async def test_the_manifest_passes_through_when_there_is_one() -> None:
     assert type(plain) is LionagiMemoryStore
     assert not isinstance(plain, ExternalMemoryStore)
     assert not hasattr(plain, "manifest")
-    for store in (plain, LionagiMemoryStore(fake)):
-        assert isinstance(store, lionagi.MemoryStore)
-        assert store.wrapped is not None
+    for either in (plain, LionagiMemoryStore(fake)):
+        assert isinstance(either, lionagi.MemoryStore)
+        assert either.wrapped is not None
 
 
 async def test_errors_of_the_wrapped_store_pass_through() -> None:
     """An unavailable service raises MemoryAdapterUnavailable from store, retrieve and search."""
-    harness = fake_store()
+    harness = fake_harness()
     store = LionagiMemoryStore(await harness.make_store())
     await harness.make_transport_unavailable()
     with pytest.raises(MemoryAdapterUnavailable):
@@ -375,7 +377,7 @@ def test_the_constructor_wants_a_lionmem_store() -> None:
     with pytest.raises(
         TypeError, match=r"^LionagiMemoryStore wraps a lionmem MemoryStore, got builtins\.str$"
     ):
-        LionagiMemoryStore("junk")  # type: ignore[arg-type]  # wrong type on purpose
+        LionagiMemoryStore("junk")  # type: ignore[call-overload]  # wrong type on purpose
     wrapper = LionagiMemoryStore(InMemoryStore())
     stores: tuple[Any, ...] = (wrapper, lionagi.InMemoryStore())
     for store in stores:
@@ -467,7 +469,7 @@ async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
         found = [i.content for i in await twin.search(lionagi.MemoryQuery())]
         assert found == [sample().content, "only in the copy"]
     assert [i.content for i in await store.search(lionagi.MemoryQuery())] == [sample().content]
-    harness = fake_store()
+    harness = fake_harness()
     external = LionagiMemoryStore(await harness.make_store())
     assert type(copy.copy(external)) is ExternalLionagiMemoryStore
 
