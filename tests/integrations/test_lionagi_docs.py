@@ -31,8 +31,10 @@ def test_the_examples_run(
                 await result
 
     asyncio.run(run())
-    fields = [line.split(" - ")[0] for line in capsys.readouterr().out.splitlines()]
-    assert fields == ["__class__", "created_at", "content"]
+    assert capsys.readouterr().out.splitlines() == ["__class__", "created_at", "content"]
+    assert [block.rstrip().splitlines()[-3:] for block in blocks[-1:]] == [
+        ["# __class__", "# created_at", "# content"]  # the page shows what the block prints
+    ]
     assert sorted(path.name for path in tmp_path.glob("*.db")) == [
         "memory.db",
         "notes.db",
