@@ -202,7 +202,7 @@ class LionagiMemoryStore:
         found = await self._store.retrieve(item_id)
         return None if found is None else _to_lionagi(found)
 
-    async def search(self, query: LionagiQuery) -> list[LionagiItem]:
+    async def search(self, query: LionagiQuery | MemoryQuery) -> list[LionagiItem]:
         """Return new lionagi items for the matches, as lionagi's ``InMemoryStore`` orders and cuts them."""
         asked = _query(query)
         if asked.limit >= 0:

@@ -273,7 +273,7 @@ async def test_search_takes_lionagi_and_lionmem_queries_only(new_store: NewStore
         store = LionagiMemoryStore(wrapped)
         await store.store(sample())
         for query in (lionagi.MemoryQuery(tags=["x"]), Scoped(tags=["x"]), MemoryQuery(tags=["x"])):
-            assert [i.id for i in await store.search(query)] == [ID]  # type: ignore[arg-type]  # lionmem's query too
+            assert [i.id for i in await store.search(query)] == [ID]
         for bad in ({"tags": ["x"]}, None, "x"):
             with pytest.raises(TypeError, match=r"^search\(\) takes a lionagi MemoryQuery"):
                 await store.search(bad)  # type: ignore[arg-type]  # wrong types on purpose
