@@ -100,6 +100,8 @@ Synchronous = Literal["EXTRA", "FULL", "NORMAL"]
 _RETRIES = 2
 _BACKOFF = (0.05, 0.2)
 _PAGE = 256
+_MAX_BATCH = 2**62
+_MAX_BUSY_TIMEOUT = 2_147_483  # SQLite takes the timeout in milliseconds, as a C int
 
 # SQLite result codes (primary, the low byte) that mean the database could not be reached or
 # written for a reason outside the data: the operation may succeed later or elsewhere.
@@ -145,6 +147,26 @@ def _key(item_id: object) -> str | None:
     return None
 
 
+def _checked_path(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        msg = f"path must be a str or an os.PathLike of str, got {type(text).__qualname__}"
+        raise TypeError(msg)
+    if not text:
+        msg = "path is empty (SQLite would open a private temporary database); give a file path"
+        raise ValueError(msg)
+    if "\x00" in text:
+        msg = f"path {text!r} holds a NUL character, which no file name can hold"
+        raise ValueError(msg)
+    if text.startswith("file:"):
+        msg = (
+            f"path {text!r} reads as a SQLite URI, which SQLiteMemoryStore does not take: give a "
+            "file path (./file:... names a file of that name) or ':memory:'"
+        )
+        raise ValueError(msg)
+    return text
+
+
 def _require_item(item: object) -> MemoryItem:
     if type(item) is MemoryItem:
         return item
@@ -184,10 +206,16 @@ class SQLiteMemoryStore:
         if synchronous not in ("EXTRA", "FULL", "NORMAL"):
             msg = f"synchronous must be 'EXTRA', 'FULL' or 'NORMAL', got {synchronous!r}"
             raise ValueError(msg)
-        if not busy_timeout >= 0:
-            msg = f"busy_timeout must be a non-negative number of seconds, got {busy_timeout!r}"
+        if type(busy_timeout) not in (int, float):
+            msg = f"busy_timeout must be a number of seconds, got {type(busy_timeout).__qualname__}"
+            raise TypeError(msg)
+        if not 0 <= busy_timeout <= _MAX_BUSY_TIMEOUT:
+            msg = (
+                f"busy_timeout must be between 0 and {_MAX_BUSY_TIMEOUT:,} seconds (SQLite's "
+                f"limit), got {busy_timeout!r}"
+            )
             raise ValueError(msg)
-        self._path = os.fspath(path)
+        self._path = _checked_path(path)
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
         self._conn: sqlite3.Connection | None = None
@@ -242,12 +270,19 @@ class SQLiteMemoryStore:
                 raise _translate(exc, repr(self._path)) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
+    def _closed(self) -> MemoryAdapterUnavailable:
+        return MemoryAdapterUnavailable(f"{self!r} is closed")
+
+    def _check_open(self) -> None:
+        """Raise ``MemoryAdapterUnavailable`` after ``close``, even for an answer known locally."""
+        if self._worker.stopped:
+            raise self._closed()
+
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
-            msg = f"{self!r} is closed"
-            raise MemoryAdapterUnavailable(msg) from None
+            raise self._closed() from None
         return await future
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -293,12 +328,14 @@ class SQLiteMemoryStore:
         The item is encoded when ``store`` is called: later changes to the object are not seen.
         """
         encoded = encode_item(_require_item(item))
+        self._check_open()
         await self._call(lambda conn: _write(conn, (encoded,)))
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return None
         row = await self._call(
@@ -311,10 +348,10 @@ class SQLiteMemoryStore:
 
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
-        if not check_query(query, MANIFEST):
-            return []  # limit=0: known without reading the file
+        # limit=0 is answered without reading the file; a draft of None proves nothing matches.
+        draft = plan_search(query) if check_query(query, MANIFEST) else None
+        self._check_open()
         limit = query.limit
-        draft = plan_search(query)
         if draft is None:
             return []
         return await self._call(partial(_search, draft=draft, limit=limit))
@@ -329,6 +366,7 @@ class SQLiteMemoryStore:
         """
         batch = [_require_item(item) for item in items]
         encoded = tuple(encode_item(item) for item in batch)
+        self._check_open()
         if encoded:
             await self._call(lambda conn: _write(conn, encoded))
         return [item.id for item in batch]
@@ -336,12 +374,14 @@ class SQLiteMemoryStore:
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return False
         return await self._call(lambda conn: _delete(conn, key))
 
     async def count(self) -> int:
         """Return the number of stored items."""
+        self._check_open()
         row = await self._call(lambda conn: conn.execute("SELECT count(*) FROM items").fetchone())
         return int(row[0])
 
@@ -352,9 +392,14 @@ class SQLiteMemoryStore:
         yielded at the end, a replaced one in its place with its new value, and a deleted one
         not yet reached is skipped.
         """
+        if type(batch_size) is not int:
+            msg = f"batch_size must be an int, got {type(batch_size).__qualname__}"
+            raise TypeError(msg)
         if batch_size < 1:
             msg = f"batch_size must be at least 1, got {batch_size!r}"
             raise ValueError(msg)
+        batch_size = min(batch_size, _MAX_BATCH)  # past SQLite's integers: everything at once
+        self._check_open()
         last = -1
         while True:
             rows = await self._call(partial(_page, after=last, size=batch_size))
@@ -374,14 +419,19 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
             _upsert(conn, encoded)
 
 
+# A new item's position is past every stored one and every deleted one, so a position is never
+# reused (``items()`` resumes after the last position it saw).
+_INSERT = (
+    "INSERT INTO items (seq, id, created_at, metadata, content, tags, text) VALUES ("
+    "max(coalesce((SELECT max(seq) FROM items), 0), coalesce((SELECT CAST(value AS INTEGER) "
+    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
     found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
     if found is None:
-        cursor = conn.execute(
-            "INSERT INTO items (id, created_at, metadata, content, tags, text) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (e.id, e.created_at, e.metadata, e.content, e.tags, e.text),
-        )
+        cursor = conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
         seq = cursor.lastrowid
         assert seq is not None  # an INSERT into a rowid table always sets it
         insert_text(conn, seq, e.text)
@@ -415,6 +465,12 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
             conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM items WHERE seq = ?", (seq,))
+            conn.execute(
+                "INSERT INTO lionmem_meta (key, value) VALUES ('deleted_seq', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value "
+                "WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                (str(seq),),
+            )
     return found is not None
 
 
