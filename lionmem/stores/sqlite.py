@@ -40,11 +40,14 @@ import json
 import os
 import random
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from functools import partial
+from itertools import chain
 from types import TracebackType
-from typing import Literal, Self, TypeVar
+from typing import Literal, Self, TypeVar, cast
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -66,7 +69,7 @@ from lionmem.stores._sqlite_schema import (
     rollback,
     transaction,
 )
-from lionmem.stores._sqlite_worker import Worker, WorkerStopped
+from lionmem.stores._sqlite_worker import Outcome, Worker, WorkerStopped
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -100,6 +103,11 @@ Synchronous = Literal["EXTRA", "FULL", "NORMAL"]
 _RETRIES = 2
 _BACKOFF = (0.05, 0.2)
 _PAGE = 256
+# A read in the caller's thread that runs longer than this is interrupted and run by the worker;
+# SQLite checks the clock every _BUDGET_STEPS virtual-machine steps.
+_BUDGET_SECONDS = 0.002
+_BUDGET_STEPS = 1000
+_MISSED = object()
 _MAX_BATCH = 2**62
 _MAX_BUSY_TIMEOUT = 2_147_483  # SQLite takes the timeout in milliseconds, as a C int
 
@@ -189,6 +197,42 @@ def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
         raise MemoryAdapterError(msg) from exc
 
 
+class _Connections:
+    """The store's two connections. Its finalizer holds this, never the store itself.
+
+    ``writer`` is used only in the worker thread. ``reader`` (absent for ``":memory:"``) answers
+    reads in the caller's thread while ``reader_lock`` can be taken without waiting; its progress
+    handler interrupts a statement once ``deadline`` has passed.
+    """
+
+    __slots__ = ("deadline", "reader", "reader_lock", "writer")
+
+    def __init__(self) -> None:
+        self.writer: sqlite3.Connection | None = None
+        self.reader: sqlite3.Connection | None = None
+        self.reader_lock = threading.Lock()
+        self.deadline = 0.0
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def close(self) -> None:
+        writer, self.writer = self.writer, None
+        with self.reader_lock:
+            reader, self.reader = self.reader, None
+        for conn in (writer, reader):
+            if conn is not None:
+                conn.close()
+
+
+def _abandoned(worker: Worker, connections: _Connections) -> None:
+    """Finalizer of a store dropped without ``close``: close its connections, end its thread."""
+    if worker.pid is not None and worker.pid != os.getpid():
+        worker.abandon()  # a forked child's copy: the connections belong to the parent
+        return
+    worker.stop(connections.close)
+
+
 class SQLiteMemoryStore:
     """A ``MemoryStore`` (ADR-0093 ``ExternalMemoryStore``) kept in one SQLite file.
 
@@ -218,8 +262,9 @@ class SQLiteMemoryStore:
         self._path = _checked_path(path)
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
-        self._conn: sqlite3.Connection | None = None
+        self._connections = _Connections()
         self._worker = Worker(f"lionmem-sqlite {self._path}")
+        weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -249,60 +294,158 @@ class SQLiteMemoryStore:
             # Constants from a fixed set, never caller text.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA temp_store = MEMORY")
+            reader = None if memory else self._open_reader()
         except BaseException:
             conn.close()
             raise
+        with self._connections.reader_lock:
+            self._connections.reader = reader
         return conn
+
+    def _open_reader(self) -> sqlite3.Connection:
+        # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
+        reader = sqlite3.connect(
+            self._path, timeout=0, isolation_level=None, check_same_thread=False
+        )
+        try:
+            reader.execute("PRAGMA query_only = 1")
+            reader.execute("PRAGMA temp_store = MEMORY")
+        except BaseException:
+            reader.close()
+            raise
+        reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
+        return reader
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``operation`` in the worker thread, opening the file first if needed."""
+        connections = self._connections
         for attempt in range(_RETRIES + 1):
             try:
-                if self._conn is None:
-                    self._conn = self._connect()
-                return operation(self._conn)
+                if connections.writer is None:
+                    connections.writer = self._connect()
+                return operation(connections.writer)
             except sqlite3.Error as exc:
-                if self._conn is not None:
-                    rollback(self._conn)
+                if connections.writer is not None:
+                    rollback(connections.writer)
                 if _primary(exc) in _RETRYABLE and attempt < _RETRIES:
                     time.sleep(_BACKOFF[attempt] * (1 + random.random()))
                     continue
                 raise _translate(exc, repr(self._path)) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
+    def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
+        """Commit the writes queued together in one transaction (in the worker thread).
+
+        If that fails, each is committed on its own, so only a write that fails by itself fails.
+        """
+        if len(batches) > 1:
+            try:
+                self._run(partial(_write, batch=tuple(chain.from_iterable(batches))))
+            except Exception:
+                pass  # the writes are committed one by one just below
+            else:
+                return [(None, None)] * len(batches)
+        outcomes: list[Outcome] = []
+        for batch in batches:
+            try:
+                self._run(partial(_write, batch=batch))
+            except Exception as exc:
+                outcomes.append((None, exc))
+            else:
+                outcomes.append((None, None))
+        return outcomes
+
     def _closed(self) -> MemoryAdapterUnavailable:
         return MemoryAdapterUnavailable(f"{self!r} is closed")
 
     def _check_open(self) -> None:
-        """Raise ``MemoryAdapterUnavailable`` after ``close``, even for an answer known locally."""
+        """Raise ``MemoryAdapterUnavailable`` after ``close``, or in a process forked after use."""
         if self._worker.stopped:
             raise self._closed()
+        owner = self._worker.pid
+        if owner is not None and owner != os.getpid():
+            msg = (
+                f"{self!r} was opened in process {owner}; a store cannot cross os.fork(): "
+                "create a new SQLiteMemoryStore in this process"
+            )
+            raise MemoryAdapterUnavailable(msg)
 
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``operation`` on the writer connection, in the worker thread."""
         try:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
             raise self._closed() from None
         return await future
 
+    async def _write(self, batch: tuple[EncodedItem, ...]) -> None:
+        try:
+            future = self._worker.submit_batch(self._write_batches, batch)
+        except WorkerStopped:
+            raise self._closed() from None
+        await future
+
+    def _read_here(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | object:
+        """Run a read on the reader connection in this thread, or return ``_MISSED``.
+
+        Missed when the reader is absent or in use by another thread, when the file is busy (a
+        checkpoint or a recovery holds it), when the read takes longer than ``_BUDGET_SECONDS``
+        (SQLite interrupts it), or on any other SQLite error: the worker then runs it again.
+        """
+        connections = self._connections
+        if connections.reader is None or not connections.reader_lock.acquire(blocking=False):
+            return _MISSED
+        try:
+            reader = connections.reader
+            if reader is None:
+                return _MISSED
+            connections.deadline = time.perf_counter() + _BUDGET_SECONDS
+            try:
+                return operation(reader)
+            except sqlite3.Error:
+                rollback(reader)
+                return _MISSED
+        finally:
+            connections.reader_lock.release()
+
+    async def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        result = self._read_here(operation)
+        if result is _MISSED:
+            return await self._call(operation)
+        return cast(_T, result)
+
+    async def _configure(self, setting: Callable[[sqlite3.Connection], object]) -> None:
+        """Apply ``setting`` to every connection of the store, opening them first if needed."""
+
+        def apply(writer: sqlite3.Connection) -> None:
+            setting(writer)
+            with self._connections.reader_lock:
+                if self._connections.reader is not None:
+                    setting(self._connections.reader)
+
+        await self._call(apply)
+
     # -- lifecycle --------------------------------------------------------------------------
 
     async def open(self) -> None:
         """Open (and if needed create or migrate) the file now instead of on the first call."""
+        self._check_open()
         await self._call(lambda conn: None)
 
     async def close(self) -> None:
-        """Wait for submitted operations, then close the database; idempotent."""
+        """Wait for submitted operations, then close the database; idempotent.
+
+        In a process forked from the one that opened the store, it only marks this copy closed.
+        """
+        owner = self._worker.pid
+        if owner is not None and owner != os.getpid():
+            self._worker.abandon()
+            return
         try:
-            future = self._worker.submit(self._close_connection, last=True)
+            future = self._worker.submit(self._connections.close, last=True)
         except WorkerStopped:
             return
         await future
-
-    def _close_connection(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
 
     async def __aenter__(self) -> Self:
         try:
@@ -329,7 +472,7 @@ class SQLiteMemoryStore:
         """
         encoded = encode_item(_require_item(item))
         self._check_open()
-        await self._call(lambda conn: _write(conn, (encoded,)))
+        await self._write((encoded,))
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
@@ -338,9 +481,7 @@ class SQLiteMemoryStore:
         self._check_open()
         if key is None:
             return None
-        row = await self._call(
-            lambda conn: conn.execute(_SELECT + " WHERE id = ?", (key,)).fetchone()
-        )
+        row = await self._read(partial(_get, key=key))
         return None if row is None else _decode_row(row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
@@ -351,10 +492,9 @@ class SQLiteMemoryStore:
         # limit=0 is answered without reading the file; a draft of None proves nothing matches.
         draft = plan_search(query) if check_query(query, MANIFEST) else None
         self._check_open()
-        limit = query.limit
         if draft is None:
             return []
-        return await self._call(partial(_search, draft=draft, limit=limit))
+        return await self._read(partial(_search, draft=draft, limit=query.limit))
 
     # -- store-specific extras --------------------------------------------------------------
 
@@ -368,7 +508,7 @@ class SQLiteMemoryStore:
         encoded = tuple(encode_item(item) for item in batch)
         self._check_open()
         if encoded:
-            await self._call(lambda conn: _write(conn, encoded))
+            await self._write(encoded)
         return [item.id for item in batch]
 
     async def delete(self, item_id: UUID | str) -> bool:
@@ -377,13 +517,12 @@ class SQLiteMemoryStore:
         self._check_open()
         if key is None:
             return False
-        return await self._call(lambda conn: _delete(conn, key))
+        return await self._call(partial(_delete, key=key))
 
     async def count(self) -> int:
         """Return the number of stored items."""
         self._check_open()
-        row = await self._call(lambda conn: conn.execute("SELECT count(*) FROM items").fetchone())
-        return int(row[0])
+        return await self._read(_count)
 
     async def items(self, *, batch_size: int = _PAGE) -> AsyncIterator[MemoryItem]:
         """Yield every item in insertion order, reading ``batch_size`` rows per worker call.
@@ -402,6 +541,7 @@ class SQLiteMemoryStore:
         self._check_open()
         last = -1
         while True:
+            self._check_open()
             rows = await self._call(partial(_page, after=last, size=batch_size))
             for _seq, item in rows:
                 yield item
@@ -411,6 +551,15 @@ class SQLiteMemoryStore:
 
 
 # -- operations, run in the worker thread ---------------------------------------------------
+
+
+def _get(conn: sqlite3.Connection, key: str) -> tuple[str, str, str, str, str] | None:
+    rows = conn.execute(_SELECT + " WHERE id = ?", (key,)).fetchall()
+    return rows[0] if rows else None
+
+
+def _count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
 
 
 def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
