@@ -141,36 +141,46 @@ def _main(queue: SimpleQueue[_Job | None]) -> None:
         entry = held.pop() if held else queue.get()
         if entry is None:
             return
+        # Helpers, so that no job (nor its owner) stays referenced by a local between jobs.
         if entry.batch is None:
-            if entry.abandoned():
-                continue
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                assert entry.job is not None
-                result = entry.job()
-            except BaseException as exc:
-                error = exc
-            _answer(entry, result, error)
-            del entry, result, error
-            continue
-        group = [entry]
-        while True:
-            try:
-                following = queue.get_nowait()
-            except Empty:
-                break
-            if following is not None and following.batch == entry.batch:
-                group.append(following)
-            else:
-                held.append(following)
-                break
-        live = [member for member in group if not member.abandoned()]
-        if live:
-            try:
-                outcomes = entry.batch([member.payload for member in live])
-            except BaseException as exc:
-                outcomes = [(None, exc)] * len(live)
-            for member, (result, error) in zip(live, outcomes, strict=True):
-                _answer(member, result, error)
-        del entry, group, live
+            _run_one(entry)
+        else:
+            _run_group(entry, queue, held)
+        del entry
+
+
+def _run_one(entry: _Job) -> None:
+    if entry.abandoned():
+        return
+    result: Any = None
+    error: BaseException | None = None
+    try:
+        assert entry.job is not None
+        result = entry.job()
+    except BaseException as exc:
+        error = exc
+    _answer(entry, result, error)
+
+
+def _run_group(first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | None]) -> None:
+    """Run ``first`` with the batch entries for the same runner queued right after it."""
+    assert first.batch is not None
+    group = [first]
+    while True:
+        try:
+            following = queue.get_nowait()
+        except Empty:
+            break
+        if following is None or following.batch != first.batch:
+            held.append(following)
+            break
+        group.append(following)
+    live = [member for member in group if not member.abandoned()]
+    if not live:
+        return
+    try:
+        outcomes = first.batch([member.payload for member in live])
+    except BaseException as exc:
+        outcomes = [(None, exc)] * len(live)
+    for member, (result, error) in zip(live, outcomes, strict=True):
+        _answer(member, result, error)
