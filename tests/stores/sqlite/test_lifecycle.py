@@ -19,7 +19,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.stores.sqlite import SQLiteMemoryStore
-from tests.sqlite_support import EVERYTHING, contents, fill, raw
+from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.stores import _sqlite_query
 from lionmem.stores.sqlite import SQLiteMemoryStore
-from tests.sqlite_support import contents, fill
+from tests.stores.sqlite.support import contents, fill
 
 
 @pytest.fixture

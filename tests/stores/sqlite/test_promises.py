@@ -15,7 +15,7 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.stores import _sqlite_schema
 from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
-from tests.sqlite_support import EVERYTHING, contents, fill, raw
+from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
 
 
 @pytest.fixture
