@@ -1,37 +1,29 @@
 """SQLiteMemoryStore: durable, exact memory in one SQLite file, with nothing to install.
 
-Semantics: the same results, in the same order, as ``InMemoryStore`` for every non-negative
-limit (insertion order, replacement in place, ``needle.lower() in str(content).lower()``, any-of
-tags, Python ``==`` filters). Items come back as new ``MemoryItem`` objects equal field by field to
-what was stored; values JSON cannot give back exactly are refused before anything is written
-(``UnrepresentableValueError``). As an ADR-0093 external store it rejects a negative ``limit``
-(``UnsupportedMemoryQuery``) instead of slicing, and answers ``limit=0`` with ``[]`` at once.
+Results equal ``InMemoryStore``'s for every non-negative limit; items come back equal field by
+field; a value JSON cannot give back exactly is refused before anything is written. A negative
+``limit`` raises ``UnsupportedMemoryQuery``; ``limit=0`` gives ``[]`` without reading the file.
 
-Lifecycle (ADR-0093 D4):
+Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 
-* Connection: one ``sqlite3`` connection, opened on the first operation (or on ``async with``)
-  in the store's own worker thread; every database call runs there, so the event loop never
-  waits on SQLite. Operations run one at a time in submission order, so one instance is safe for
-  concurrent tasks, threads and event loops.
-* Close: ``await store.close()`` (or leaving ``async with``) waits for submitted operations,
-  then closes the connection; it is idempotent. Later calls raise ``MemoryAdapterUnavailable``.
-* Durability: every write commits before it returns, in WAL mode with ``synchronous=FULL`` by
-  default, so an acknowledged write survives ``kill -9`` and power loss.
-* Timeouts and retries: SQLite's busy timeout is ``busy_timeout`` seconds (default 5.0, Python's
-  own default: a commit takes milliseconds, so ordinary contention never comes near it, while a
-  stuck writer surfaces within seconds). A whole operation that still meets "database is locked"
-  (a lock wait that timed out, or a WAL snapshot that went stale) is rolled back and retried
-  ``_RETRIES`` times after 50 ms and 200 ms with jitter; every operation is safe to retry (writes
-  are upserts by id). Then ``MemoryAdapterUnavailable`` is raised.
-* Scope: one file is one namespace, fixed at construction. Several processes may share it.
-* Duplicate ids: storing an id that exists replaces the item in place (last write wins).
-* Errors: transport failures (cannot open, I/O error, disk full, read-only, locked,
-  interrupted) raise ``MemoryAdapterUnavailable``; a damaged file or row, or a write the database
-  refuses (a constraint or trigger), raises ``MemoryAdapterError``; a file that is not lionmem's or
-  is newer raises ``IncompatibleDatabaseError``. SQLite's own exceptions are chained as causes.
+* Connections: a writer in the store's worker thread, and a read-only reader that answers reads
+  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
+  read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
+  Writes queued together share one commit; each is acknowledged after it.
+* Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
+  ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
+  retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
+* Close: ``close()`` (or leaving ``async with``) waits for queued operations and is idempotent;
+  every later call raises ``MemoryAdapterUnavailable``. A store dropped unclosed is finalized:
+  its connections close and its thread ends.
+* Cancellation: an operation cancelled before the worker starts it is not run; once its commit
+  has begun, it completes.
+* Fork: in a child forked after the store was used, every call raises
+  ``MemoryAdapterUnavailable``; open a new store there.
+* Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
+  write ``MemoryAdapterError``; a foreign or newer file ``IncompatibleDatabaseError``.
 
-Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``, ``delete``,
-``count`` and the async iterator ``items()``.
+Extras beyond the protocol: ``store_many``, ``delete``, ``count`` and ``items()``.
 """
 
 from __future__ import annotations
