@@ -2,7 +2,8 @@
 
 A job is a callable, or one entry of a batch: consecutive batch entries with the same runner are
 handed to it together (the store commits them in one transaction), and each caller's future is
-settled only after the runner returns. A job whose caller was cancelled before the job started is
+settled only after the runner returns. A group smaller than the previous one waits up to a
+millisecond for the callers just answered to queue their next entries. A job whose caller was cancelled before the job started is
 skipped. Each job carries its own event loop, so one worker serves any number of tasks, threads
 and event loops. The thread holds no reference to the worker's owner between jobs, so an owner
 that is dropped without ``stop`` can be collected and stop its worker from a finalizer.
@@ -14,6 +15,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from queue import Empty, SimpleQueue
@@ -25,6 +27,10 @@ _T = TypeVar("_T")
 Outcome = tuple[Any, BaseException | None]
 """What a batch runner gives back for each entry: the result, or the error to raise."""
 BatchRunner = Callable[[Sequence[Any]], Sequence[Outcome]]
+
+
+GATHER_SECONDS = 0.001
+"""How long a group smaller than the previous one waits for the rest of its callers."""
 
 
 class WorkerStopped(RuntimeError):
@@ -137,6 +143,7 @@ class Worker:
 
 def _main(queue: SimpleQueue[_Job | None]) -> None:
     held: list[_Job | None] = []
+    writers = 1  # how many entries the last group held: the writers that may come back
     while True:
         entry = held.pop() if held else queue.get()
         if entry is None:
@@ -145,7 +152,7 @@ def _main(queue: SimpleQueue[_Job | None]) -> None:
         if entry.batch is None:
             _run_one(entry)
         else:
-            _run_group(entry, queue, held)
+            writers = _run_group(entry, queue, held, writers)
         del entry
 
 
@@ -162,13 +169,24 @@ def _run_one(entry: _Job) -> None:
     _answer(entry, result, error)
 
 
-def _run_group(first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | None]) -> None:
-    """Run ``first`` with the batch entries for the same runner queued right after it."""
+def _run_group(
+    first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | None], expected: int
+) -> int:
+    """Run ``first`` with the batch entries for the same runner queued right after it.
+
+    While the group is smaller than the previous one (``expected``), it waits up to
+    ``GATHER_SECONDS`` for more: the callers the previous group answered are about to send their
+    next entries, which then share this run instead of waiting for the next. Returns its size.
+    """
     assert first.batch is not None
     group = [first]
+    deadline = time.monotonic() + GATHER_SECONDS
     while True:
         try:
-            following = queue.get_nowait()
+            if len(group) >= expected:
+                following = queue.get_nowait()
+            else:
+                following = queue.get(timeout=max(0.0, deadline - time.monotonic()))
         except Empty:
             break
         if following is None or following.batch != first.batch:
@@ -177,10 +195,11 @@ def _run_group(first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | N
         group.append(following)
     live = [member for member in group if not member.abandoned()]
     if not live:
-        return
+        return len(group)
     try:
         outcomes = first.batch([member.payload for member in live])
     except BaseException as exc:
         outcomes = [(None, exc)] * len(live)
     for member, (result, error) in zip(live, outcomes, strict=True):
         _answer(member, result, error)
+    return len(group)

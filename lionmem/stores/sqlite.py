@@ -9,7 +9,8 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 * Connections: a writer in the store's worker thread, and a read-only reader that answers reads
   in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
   read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
-  Writes queued together share one commit; each is acknowledged after it.
+  Writes queued together share one commit (waiting up to 1 ms for the writers the previous
+  commit answered); each is acknowledged after it.
 * Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
   ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
   retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
