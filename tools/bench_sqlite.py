@@ -152,6 +152,16 @@ async def lionmem_put_normal(path: Path, fresh: list[dict[str, Any]]) -> list[fl
         return await time_async(store.store, [item_of(record) for record in fresh])
 
 
+async def lionmem_round_trip(path: Path) -> list[float]:
+    """Round trips of an empty job to the store's worker thread: the floor under every put."""
+    async with SQLiteMemoryStore(path) as store:
+
+        async def empty(_: object) -> None:
+            await store._call(lambda conn: None)
+
+        return await time_async(empty, [None] * PUTS)
+
+
 def search_cases(size: int) -> list[tuple[str, MemoryQuery]]:
     """The timed searches; ``#<n>`` ends exactly one item's content."""
     return [
@@ -403,6 +413,7 @@ def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dic
     mine = asyncio.run(lionmem_ops(ours, base, fresh, random.Random(seed + 1)))
     other = langgraph_ops(theirs, base, fresh, random.Random(seed + 1))
     mine["put (both WAL + NORMAL)"] = asyncio.run(lionmem_put_normal(ours, fresh_normal))
+    round_trip = median_us(asyncio.run(lionmem_round_trip(ours)))
     other["put (both WAL + NORMAL)"] = langgraph_put_normal(theirs, fresh_normal)
     # AsyncSqliteStore works on its own copy of the filled file, before the sync puts landed.
     theirs_async = directory / f"langgraph-async-{size}.db"
@@ -438,6 +449,7 @@ def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dic
         "fill_seconds": {"lionmem": fill_ours, "langgraph": fill_theirs},
         "file_mib": {"lionmem": file_mib(ours), "langgraph": file_mib(theirs)},
         "comparison": comparison,
+        "round_trip_us": round_trip,
         "writes": writes,
         "writers": writers,
         "searches": [
@@ -472,6 +484,9 @@ def markdown(results: list[dict[str, Any]]) -> str:
                 f"{row['ratio']:.2f} | {row['ratio_async']:.2f} |"
             )
         lines += [
+            "",
+            f"A round trip to lionmem's worker thread (an empty job, the floor under every put) "
+            f"took {result['round_trip_us']:,.0f} µs in this run.",
             "",
             f"| writers of one store ({result['writes'] // 2} writes each way) | 1 writer | 8 writers "
             "| 8 / 1 | event loop's longest lateness |",
