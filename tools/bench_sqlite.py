@@ -346,6 +346,13 @@ async def writers_throughput(
         return len(records_) / elapsed, watch.longest
 
 
+async def idle_lateness(seconds: float) -> float:
+    """The longest lateness of an event loop doing nothing else: the machine's own noise."""
+    with StallWatch() as watch:
+        await asyncio.sleep(seconds)
+    return watch.longest
+
+
 async def lionmem_put(store: SQLiteMemoryStore, record: dict[str, Any]) -> None:
     await store.store(item_of(record))
 
@@ -444,6 +451,7 @@ def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dic
     ]
     searches = asyncio.run(lionmem_searches(ours, size, repeat=200 if size <= 20_000 else 50))
     writers = run_writers(directory, size, seed, writes)
+    idle_ms = asyncio.run(idle_lateness(1.0)) * 1e3
     return {
         "size": size,
         "fill_seconds": {"lionmem": fill_ours, "langgraph": fill_theirs},
@@ -452,6 +460,7 @@ def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dic
         "round_trip_us": round_trip,
         "writes": writes,
         "writers": writers,
+        "idle_lateness_ms": idle_ms,
         "searches": [
             {"search": label, "median_us": med, "p95_us": p95, "hits": hits}
             for label, med, p95, hits in searches
@@ -497,6 +506,11 @@ def markdown(results: list[dict[str, Any]]) -> str:
                 f"| {row['store']} | {row['one_per_s']:,.0f} /s | {row['eight_per_s']:,.0f} /s | "
                 f"{row['ratio']:.2f} | {row['stall_ms']:.1f} ms |"
             )
+        lines += [
+            "",
+            f"An idle event loop's longest lateness over one second in this run: "
+            f"{result['idle_lateness_ms']:.1f} ms (the machine's own noise).",
+        ]
         lines += ["", "| lionmem search (limit 10) | median | p95 | hits |", "|---|---:|---:|---:|"]
         for row in result["searches"]:
             lines.append(

@@ -41,6 +41,7 @@ def test_bench_reports_both_langgraph_stores_and_the_writers(tmp_path: Path) -> 
         assert min(row["lionmem_us"], row["langgraph_us"], row["langgraph_async_us"]) > 0
         assert row["ratio_async"] == pytest.approx(row["langgraph_async_us"] / row["lionmem_us"])
     assert run["round_trip_us"] > 0
+    assert run["idle_lateness_ms"] >= 0
     assert [row["store"] for row in run["writers"]] == [
         "lionmem, WAL + FULL",
         "lionmem, WAL + NORMAL",
