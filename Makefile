@@ -48,8 +48,8 @@ pytest: install
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench --out bench-results
 
-# SQLiteMemoryStore against LangGraph's SqliteStore at 10k and 100k items, and its search
-# latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
+# SQLiteMemoryStore against LangGraph's SqliteStore and AsyncSqliteStore at 10k and 100k items,
+# 1 against 8 concurrent writers, and its search latencies (a few minutes): prints Markdown tables.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
 

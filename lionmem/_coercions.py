@@ -78,6 +78,9 @@ def _decode_json_object(text: str, source: str) -> dict[str, Any]:
     except ValueError as exc:
         msg = f"Invalid metadata: {source} is not valid JSON ({exc})"
         raise ValueError(msg) from None
+    except RecursionError:
+        msg = f"Invalid metadata: {source} nests too deeply to decode"
+        raise ValueError(msg) from None
     if not isinstance(decoded, dict):
         msg = f"Invalid metadata: {source} holds a JSON {_json_kind(decoded)}, not an object"
         raise ValueError(msg)

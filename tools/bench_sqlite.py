@@ -1,22 +1,15 @@
-"""Benchmark SQLiteMemoryStore against LangGraph's SqliteStore, and time its searches.
+"""Benchmark SQLiteMemoryStore against LangGraph's SqliteStore and AsyncSqliteStore.
 
-Run ``make bench-sqlite`` (or ``python tools/bench_sqlite.py``; it needs the ``bench`` dependency
-group: ``langgraph`` and ``langgraph-checkpoint-sqlite``). For each size it fills both stores with
-the same records (content text, two tags, metadata ``user``/``n``/``kind``), then times, one call
-at a time, the operations both offer:
-
-* put: ``store(item)`` against ``put(namespace, key, value)``, each committed before returning,
-  first with each store's default durability (lionmem: WAL + ``synchronous=FULL``; LangGraph: the
-  connection ``from_conn_string`` opens, SQLite's defaults: rollback journal + ``FULL``), then
-  with both on WAL + ``synchronous=NORMAL`` (no fsync per commit: the software cost alone);
-* get: ``retrieve(id)`` against ``get(namespace, key)``;
-* metadata-equality search: ``filters={"user": ...}`` against ``filter={"user": ...}``, limit 10;
-* list with limit: an empty query against ``search(namespace)``, limit 10.
-
-lionmem is called through its async API from one event loop (each call hops to the store's worker
-thread); LangGraph's SqliteStore is synchronous and is called directly. The figures are medians of
-per-call times, measured in one run on the same machine; the ratio is LangGraph's time divided by
-lionmem's (above 1: lionmem is faster). It then times text and tag searches on lionmem alone.
+Run ``make bench-sqlite`` (the ``bench`` dependency group: ``langgraph-checkpoint-sqlite`` and
+``aiosqlite``). For each size it fills the stores with the same records (content text, two tags,
+metadata ``user``/``n``/``kind``), then times, one call at a time, the operations all offer:
+put (``store`` / ``put`` / ``aput``) at each store's default durability (lionmem: WAL +
+``synchronous=FULL``; LangGraph: SQLite's defaults, rollback journal + ``FULL``) and with all on
+WAL + ``synchronous=NORMAL``; get by id; a metadata-equality search and a list, limit 10. Figures
+are medians of per-call times in one run; a ratio is LangGraph's time over lionmem's (above 1:
+lionmem is faster). Then it measures the throughput of 1 and of 8 concurrent writers of one store
+(each write committed before it returns), the longest event-loop stall seen meanwhile, and the
+latency of lionmem's text and tag searches.
 """
 
 from __future__ import annotations
@@ -26,13 +19,14 @@ import asyncio
 import json
 import platform
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -50,6 +44,8 @@ NAMESPACE = ("bench",)
 USERS = 100
 PUTS = 200
 GETS = 2000
+WRITES = 800
+"""Writes of the writers comparison (``--writes``): half by one writer, half by eight."""
 SEARCHES = 300
 """Timed searches per kind; a fifth of that above 20,000 items, where LangGraph scans the table."""
 
@@ -156,6 +152,16 @@ async def lionmem_put_normal(path: Path, fresh: list[dict[str, Any]]) -> list[fl
         return await time_async(store.store, [item_of(record) for record in fresh])
 
 
+async def lionmem_round_trip(path: Path) -> list[float]:
+    """Round trips of an empty job to the store's worker thread: the floor under every put."""
+    async with SQLiteMemoryStore(path) as store:
+
+        async def empty(_: object) -> None:
+            await store._call(lambda conn: None)
+
+        return await time_async(empty, [None] * PUTS)
+
+
 def search_cases(size: int) -> list[tuple[str, MemoryQuery]]:
     """The timed searches; ``#<n>`` ends exactly one item's content."""
     return [
@@ -244,6 +250,156 @@ def langgraph_put_normal(path: Path, fresh: list[dict[str, Any]]) -> list[float]
         return time_sync(langgraph_calls(store)["put"], fresh)
 
 
+@asynccontextmanager
+async def langgraph_async_store(path: Path, *, wal_normal: bool) -> AsyncIterator[Any]:
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    async with AsyncSqliteStore.from_conn_string(str(path)) as store:
+        if wal_normal:
+            await store.conn.execute("PRAGMA journal_mode = WAL")
+            await store.conn.execute("PRAGMA synchronous = NORMAL")
+        await store.setup()
+        yield store
+
+
+async def langgraph_async_ops(
+    path: Path, data: list[dict[str, Any]], fresh: list[dict[str, Any]], rng: random.Random
+) -> dict[str, list[float]]:
+    searches = searches_for(len(data))
+    async with langgraph_async_store(path, wal_normal=False) as store:
+        await store.asearch(NAMESPACE, limit=1)
+        keys = [str(record["id"]) for record in rng.sample(data, min(GETS, len(data)))]
+        users = [f"u{rng.randrange(USERS)}" for _ in range(searches)]
+
+        async def search_user(user: str) -> object:
+            return await store.asearch(NAMESPACE, filter={"user": user}, limit=10)
+
+        async def list_ten(_: object) -> object:
+            return await store.asearch(NAMESPACE, limit=10)
+
+        async def put(record: dict[str, Any]) -> None:
+            await store.aput(NAMESPACE, str(record["id"]), value_of(record), index=False)
+
+        return {
+            "get": await time_async(lambda key: store.aget(NAMESPACE, key), keys),
+            "filter": await time_async(search_user, users),
+            "list": await time_async(list_ten, [None] * searches),
+            "put": await time_async(put, fresh),
+        }
+
+
+async def langgraph_async_put_normal(path: Path, fresh: list[dict[str, Any]]) -> list[float]:
+    async with langgraph_async_store(path, wal_normal=True) as store:
+
+        async def put(record: dict[str, Any]) -> None:
+            await store.aput(NAMESPACE, str(record["id"]), value_of(record), index=False)
+
+        return await time_async(put, fresh)
+
+
+# -------------------------------------------------------------------------------- writers
+
+
+class StallWatch:
+    """Measures the event loop's longest lateness: a task sleeping 1 ms notes how late it woke.
+
+    It sleeps rather than spinning, so it does not hold the GIL against the store's worker.
+    """
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _watch(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.longest = max(self.longest, time.perf_counter() - start - 0.001)
+
+    def __enter__(self) -> StallWatch:
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+async def writers_throughput(
+    store_of: Callable[[], AbstractAsyncContextManager[Any]],
+    put: Callable[[Any, dict[str, Any]], Awaitable[object]],
+    records_: list[dict[str, Any]],
+    writers: int,
+) -> tuple[float, float]:
+    """Writes per second of ``writers`` tasks sharing the records, and the longest loop stall."""
+    async with store_of() as store:
+        shares = [records_[k::writers] for k in range(writers)]
+
+        async def writer(share: list[dict[str, Any]]) -> None:
+            for record in share:
+                await put(store, record)
+
+        with StallWatch() as watch:
+            start = time.perf_counter()
+            await asyncio.gather(*(writer(share) for share in shares))
+            elapsed = time.perf_counter() - start
+        return len(records_) / elapsed, watch.longest
+
+
+async def idle_lateness(seconds: float) -> float:
+    """The longest lateness of an event loop doing nothing else: the machine's own noise."""
+    with StallWatch() as watch:
+        await asyncio.sleep(seconds)
+    return watch.longest
+
+
+async def lionmem_put(store: SQLiteMemoryStore, record: dict[str, Any]) -> None:
+    await store.store(item_of(record))
+
+
+async def langgraph_aput(store: Any, record: dict[str, Any]) -> None:
+    await store.aput(NAMESPACE, str(record["id"]), value_of(record), index=False)
+
+
+def run_writers(directory: Path, size: int, seed: int, writes: int) -> list[dict[str, Any]]:
+    """1 and 8 concurrent writers of one store at default durability (lionmem also NORMAL)."""
+    rows = []
+    cases: list[
+        tuple[str, Callable[[Path], Callable[[], AbstractAsyncContextManager[Any]]], Any]
+    ] = [
+        ("lionmem, WAL + FULL", lambda path: lambda: SQLiteMemoryStore(path), lionmem_put),
+        (
+            "lionmem, WAL + NORMAL",
+            lambda path: lambda: SQLiteMemoryStore(path, synchronous="NORMAL"),
+            lionmem_put,
+        ),
+        (
+            "LangGraph AsyncSqliteStore, rollback journal + FULL",
+            lambda path: lambda: langgraph_async_store(path, wal_normal=False),
+            langgraph_aput,
+        ),
+    ]
+    for n, (label, store_of, put) in enumerate(cases):
+        data = records(writes, seed + 10 + n)
+        path = directory / f"writers-{size}-{n}.db"
+        one, one_stall = asyncio.run(
+            writers_throughput(store_of(path), put, data[: writes // 2], 1)
+        )
+        many, many_stall = asyncio.run(
+            writers_throughput(store_of(path), put, data[writes // 2 :], 8)
+        )
+        rows.append(
+            {
+                "store": label,
+                "one_per_s": one,
+                "eight_per_s": many,
+                "ratio": many / one,
+                "stall_ms": max(one_stall, many_stall) * 1e3,
+            }
+        )
+    return rows
+
+
 # -------------------------------------------------------------------------------- report
 
 
@@ -253,16 +409,28 @@ def file_mib(path: Path) -> float:
     return sum(file.stat().st_size for file in files if file.exists()) / 2**20
 
 
-def run_size(size: int, directory: Path, seed: int) -> dict[str, Any]:
+def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dict[str, Any]:
     data = records(size + 2 * PUTS, seed)
     base, fresh, fresh_normal = data[:size], data[size : size + PUTS], data[size + PUTS :]
     ours, theirs = directory / f"lionmem-{size}.db", directory / f"langgraph-{size}.db"
     fill_ours = asyncio.run(lionmem_fill(ours, base))
     fill_theirs = langgraph_fill(theirs, base)
+    theirs_filled = directory / f"langgraph-filled-{size}.db"
+    shutil.copyfile(theirs, theirs_filled)
     mine = asyncio.run(lionmem_ops(ours, base, fresh, random.Random(seed + 1)))
     other = langgraph_ops(theirs, base, fresh, random.Random(seed + 1))
     mine["put (both WAL + NORMAL)"] = asyncio.run(lionmem_put_normal(ours, fresh_normal))
+    round_trip = median_us(asyncio.run(lionmem_round_trip(ours)))
     other["put (both WAL + NORMAL)"] = langgraph_put_normal(theirs, fresh_normal)
+    # AsyncSqliteStore works on its own copy of the filled file, before the sync puts landed.
+    theirs_async = directory / f"langgraph-async-{size}.db"
+    shutil.copyfile(theirs_filled, theirs_async)
+    other_async = asyncio.run(
+        langgraph_async_ops(theirs_async, base, fresh, random.Random(seed + 1))
+    )
+    other_async["put (both WAL + NORMAL)"] = asyncio.run(
+        langgraph_async_put_normal(theirs_async, fresh_normal)
+    )
     labels = {
         "put": "put, each store's default durability",
         "put (both WAL + NORMAL)": "put, both WAL + synchronous=NORMAL",
@@ -275,16 +443,24 @@ def run_size(size: int, directory: Path, seed: int) -> dict[str, Any]:
             "operation": labels[key],
             "lionmem_us": median_us(mine[key]),
             "langgraph_us": median_us(other[key]),
+            "langgraph_async_us": median_us(other_async[key]),
             "ratio": median_us(other[key]) / median_us(mine[key]),
+            "ratio_async": median_us(other_async[key]) / median_us(mine[key]),
         }
         for key in ("put", "put (both WAL + NORMAL)", "get", "filter", "list")
     ]
     searches = asyncio.run(lionmem_searches(ours, size, repeat=200 if size <= 20_000 else 50))
+    writers = run_writers(directory, size, seed, writes)
+    idle_ms = asyncio.run(idle_lateness(1.0)) * 1e3
     return {
         "size": size,
         "fill_seconds": {"lionmem": fill_ours, "langgraph": fill_theirs},
         "file_mib": {"lionmem": file_mib(ours), "langgraph": file_mib(theirs)},
         "comparison": comparison,
+        "round_trip_us": round_trip,
+        "writes": writes,
+        "writers": writers,
+        "idle_lateness_ms": idle_ms,
         "searches": [
             {"search": label, "median_us": med, "p95_us": p95, "hits": hits}
             for label, med, p95, hits in searches
@@ -306,14 +482,35 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"{fill['langgraph']:.1f} s by LangGraph `batch`; files of "
             f"{result['file_mib']['lionmem']:.1f} MiB and {result['file_mib']['langgraph']:.1f} MiB)",
             "",
-            "| operation | lionmem | LangGraph SqliteStore | LangGraph / lionmem |",
-            "|---|---:|---:|---:|",
+            "| operation | lionmem | LangGraph SqliteStore | LangGraph AsyncSqliteStore "
+            "| SqliteStore / lionmem | AsyncSqliteStore / lionmem |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
         for row in result["comparison"]:
             lines.append(
                 f"| {row['operation']} | {row['lionmem_us']:,.0f} µs | "
-                f"{row['langgraph_us']:,.0f} µs | {row['ratio']:.2f} |"
+                f"{row['langgraph_us']:,.0f} µs | {row['langgraph_async_us']:,.0f} µs | "
+                f"{row['ratio']:.2f} | {row['ratio_async']:.2f} |"
             )
+        lines += [
+            "",
+            f"A round trip to lionmem's worker thread (an empty job, the floor under every put) "
+            f"took {result['round_trip_us']:,.0f} µs in this run.",
+            "",
+            f"| writers of one store ({result['writes'] // 2} writes each way) | 1 writer | 8 writers "
+            "| 8 / 1 | event loop's longest lateness |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for row in result["writers"]:
+            lines.append(
+                f"| {row['store']} | {row['one_per_s']:,.0f} /s | {row['eight_per_s']:,.0f} /s | "
+                f"{row['ratio']:.2f} | {row['stall_ms']:.1f} ms |"
+            )
+        lines += [
+            "",
+            f"An idle event loop's longest lateness over one second in this run: "
+            f"{result['idle_lateness_ms']:.1f} ms (the machine's own noise).",
+        ]
         lines += ["", "| lionmem search (limit 10) | median | p95 | hits |", "|---|---:|---:|---:|"]
         for row in result["searches"]:
             lines.append(
@@ -328,15 +525,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--writes", type=int, default=WRITES, help="writes of the writers runs")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     try:
-        import langgraph.store.sqlite  # noqa: F401 - only checks that the bench group is installed
+        import aiosqlite  # noqa: F401 - only checks that the bench group is installed
+        import langgraph.store.sqlite  # noqa: F401 - the same
     except ImportError:
         print("needs the bench dependency group: pip install --group bench", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="lionmem-bench-") as directory:
-        results = [run_size(size, Path(directory), args.seed) for size in args.sizes]
+        results = [run_size(size, Path(directory), args.seed, args.writes) for size in args.sizes]
     print(markdown(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

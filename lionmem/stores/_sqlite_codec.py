@@ -17,6 +17,7 @@ import math
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from lionmem._base import accepted_class_names
 from lionmem.errors import UnrepresentableValueError
 from lionmem_models.memory_item import MemoryItem
 
@@ -42,6 +43,7 @@ MAX_DEPTH = 200
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode
 _JSON_SCALARS = (str, int, float, bool, type(None))
+_CLASS_NAMES = accepted_class_names(MemoryItem)
 
 
 class EncodedItem(NamedTuple):
@@ -242,12 +244,27 @@ def _require_str(key: Any) -> str:
 
 
 def encode_item(item: MemoryItem) -> EncodedItem:
-    """Encode every field of ``item`` exactly, or raise before anything is written."""
+    """Encode every field of ``item`` exactly, or raise before anything is written.
+
+    An item built without validation (``model_construct``) is checked for what reading it back
+    validates: a UUID id and, if present, an accepted ``metadata['lion_class']``.
+    """
+    item_id = item.id
+    if not isinstance(item_id, UUID):
+        raise UnrepresentableValueError("id", type(item_id).__qualname__, "id must be a UUID")
     metadata = item.metadata
     if type(metadata) is not dict:
         raise UnrepresentableValueError(
             "metadata", type(metadata).__qualname__, "metadata must be a plain dict"
         )
+    if "lion_class" in metadata:
+        named = metadata["lion_class"]
+        if type(named) is not str or named not in _CLASS_NAMES:
+            raise UnrepresentableValueError(
+                "metadata['lion_class']",
+                type(named).__qualname__,
+                f"a MemoryItem is read back only with lion_class absent or one of {sorted(_CLASS_NAMES)}",
+            )
     tags = item.tags
     if type(tags) is not list:
         raise UnrepresentableValueError("tags", type(tags).__qualname__, "tags must be a list")
@@ -268,7 +285,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     # Every stored value passed _check, so canonical() cannot fail on it.
     fields = tuple((key, canonical(element) or "") for key, element in metadata.items())
     return EncodedItem(
-        id=str(item.id),
+        id=str(item_id),
         created_at=repr(created_at),
         metadata=metadata_json,
         content=content_json,

@@ -27,7 +27,15 @@ from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._sqlite_codec import canonical
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["CAP", "MAX_TAGS", "Counter", "SearchDraft", "SearchPlan", "plan_search"]
+__all__ = [
+    "CAP",
+    "MAX_SQL_FILTERS",
+    "MAX_TAGS",
+    "Counter",
+    "SearchDraft",
+    "SearchPlan",
+    "plan_search",
+]
 
 _COLUMNS = "i.id, i.created_at, i.metadata, i.content, i.tags"
 
@@ -36,6 +44,13 @@ MAX_TAGS = 10_000
 
 CAP = 4_000
 """Rows a tag or filter driver may count before the trigram index is preferred to it."""
+
+TRIGRAMS = 8
+"""Most trigrams of a needle the index is asked for."""
+
+MAX_SQL_FILTERS = 16
+"""Filters pre-selected in SQL, each way (equal to a value; ``None``); the rest are confirmed in
+Python only. Bounds the statement (SQLite refuses an expression more than 1,000 deep)."""
 
 Counter = Callable[[str, tuple[Any, ...]], int]
 """Runs a ``SELECT count(*)`` statement with its parameters and returns the count."""
@@ -76,9 +91,19 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _fts_phrase(needle: str) -> str:
-    # An FTS5 string: double quotes are doubled; nothing else is special inside one.
-    return '"' + needle.replace('"', '""') + '"'
+def _fts_query(needle: str) -> str:
+    """Up to ``TRIGRAMS`` distinct trigrams of ``needle``, spread over it, all required.
+
+    Every text holding the needle holds each of them, and ``instr()`` then checks exactly. A
+    phrase of every trigram would select little better, at a cost of the needle's length times
+    each trigram's occurrences (seconds for a long needle over repetitive content).
+    """
+    trigrams = list(dict.fromkeys(needle[start : start + 3] for start in range(len(needle) - 2)))
+    if len(trigrams) > TRIGRAMS:
+        step = (len(trigrams) - 1) / (TRIGRAMS - 1)
+        trigrams = [trigrams[round(n * step)] for n in range(TRIGRAMS)]
+    # FTS5 strings: double quotes are doubled; nothing else is special inside one.
+    return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
 
 
 def _tags_driver(wanted: list[str]) -> _Driver:
@@ -167,7 +192,7 @@ class SearchDraft:
             source = "items_text CROSS JOIN items AS i ON i.seq = items_text.rowid"
             order = "items_text.rowid"
             where.append("items_text MATCH ?")
-            params.append(_fts_phrase(self.needle or ""))
+            params.append(_fts_query(self.needle or ""))
         else:
             source, order = "items AS i", "i.seq"
         if self.needle is not None:
@@ -177,12 +202,13 @@ class SearchDraft:
             if candidate is not driver:
                 where.append(candidate.check)
                 params.extend(candidate.params)
-        for key in self.null_keys:
+        if self.null_keys:
+            marks = ", ".join("?" * len(self.null_keys))
             where.append(
                 "NOT EXISTS (SELECT 1 FROM item_fields "
-                "WHERE seq = i.seq AND key = ? AND value <> 'null')"
+                f"WHERE seq = i.seq AND key IN ({marks}) AND value <> 'null')"
             )
-            params.append(key)
+            params.extend(self.null_keys)
         sql = f"SELECT {_COLUMNS} FROM {source}"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -217,7 +243,8 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
             if text is None or not _encodable(key):
                 continue  # decided in Python only
             if value is None:
-                draft.null_keys.append(key)
-            else:
+                if len(draft.null_keys) < MAX_SQL_FILTERS:
+                    draft.null_keys.append(key)
+            elif len(draft.candidates) < MAX_SQL_FILTERS:
                 draft.candidates.append(_filter_driver(key, text))
     return draft

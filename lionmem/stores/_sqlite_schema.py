@@ -24,6 +24,8 @@ Tables (version 1):
 ``lionmem_meta``
     Key/value facts about the file; ``unicode_version`` is the Unicode database that lowered
     ``text``. When this Python's differs, ``text`` and ``items_text`` are recomputed on open.
+    ``deleted_seq`` (absent until a delete) is the highest ``seq`` ever deleted: a new item's
+    ``seq`` is above it and above every stored one, so positions are never reused.
 
 Every write, a migration included, runs inside ``transaction``: all of it or none of it.
 """
@@ -36,7 +38,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterator
 
-from lionmem.errors import IncompatibleDatabaseError
+from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
 from lionmem.stores._sqlite_codec import fts_text, lowered_text
 
 __all__ = [
@@ -198,15 +200,16 @@ def _rebuild_text(conn: sqlite3.Connection) -> None:
     )
 
 
-def _current(conn: sqlite3.Connection) -> bool:
+def _current(conn: sqlite3.Connection, where: str) -> bool:
     """Return whether the file needs nothing: latest version and this Unicode version."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA_VERSION:
         return False
-    (recorded,) = conn.execute(
-        "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'"
-    ).fetchone()
-    return bool(recorded == unicodedata.unidata_version)
+    row = conn.execute("SELECT value FROM lionmem_meta WHERE key = 'unicode_version'").fetchone()
+    if row is None:
+        msg = f"SQLite database {where} is damaged: lionmem_meta has no unicode_version row"
+        raise MemoryAdapterError(msg)
+    return bool(row[0] == unicodedata.unidata_version)
 
 
 def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
@@ -214,8 +217,16 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
 
     Nothing is written to a file that is not lionmem's, or is newer than this library.
     """
-    version = _identify(conn, where)
-    up_to_date = version is not None and _current(conn)
+    # One read transaction, so every fact comes from one snapshot: another process may be
+    # creating the schema meanwhile (each statement on its own would see a different state).
+    conn.execute("BEGIN")
+    try:
+        version = _identify(conn, where)
+        up_to_date = version is not None and _current(conn, where)
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
     if wal:
         # Outside a transaction, as SQLite requires; it changes only the journal mode.
         conn.execute("PRAGMA journal_mode = WAL")
@@ -229,5 +240,5 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
         if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-        if not _current(conn):
+        if not _current(conn, where):
             _rebuild_text(conn)

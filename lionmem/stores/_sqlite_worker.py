@@ -1,30 +1,54 @@
 """One worker thread that runs jobs in submission order and answers on the caller's event loop.
 
-``asyncio.to_thread`` and ``run_in_executor`` would do, but they chain a ``concurrent.futures``
-future to an asyncio one through extra callbacks and locks. Timed interleaved in one run on this
-(shared, noisy) two-core machine, the round trip of an empty job had a median of 34-89 µs here
-against 72-103 µs through a one-thread executor; ``retrieve`` spends much of its time in that hop.
-Each job carries its own event loop, so one worker (and one store) serves any number of tasks,
-threads and event loops.
+A job is a callable, or one entry of a batch: consecutive batch entries with the same runner are
+handed to it together (the store commits them in one transaction), and each caller's future is
+settled only after the runner returns. A group smaller than the previous one waits up to a
+millisecond for the callers just answered to queue their next entries. A job whose caller was cancelled before the job started is
+skipped. Each job carries its own event loop, so one worker serves any number of tasks, threads
+and event loops. The thread holds no reference to the worker's owner between jobs, so an owner
+that is dropped without ``stop`` can be collected and stop its worker from a finalizer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
-from collections.abc import Callable
-from queue import SimpleQueue
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 
-__all__ = ["Worker", "WorkerStopped"]
+__all__ = ["Outcome", "Worker", "WorkerStopped"]
 
 _T = TypeVar("_T")
-_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+Outcome = tuple[Any, BaseException | None]
+"""What a batch runner gives back for each entry: the result, or the error to raise."""
+BatchRunner = Callable[[Sequence[Any]], Sequence[Outcome]]
+
+
+GATHER_SECONDS = 0.001
+"""How long a group smaller than the previous one waits for the rest of its callers."""
 
 
 class WorkerStopped(RuntimeError):
     """The worker was stopped; it takes no more jobs."""
+
+
+@dataclass(slots=True, eq=False)
+class _Job:
+    loop: asyncio.AbstractEventLoop | None
+    future: asyncio.Future[Any] | None
+    job: Callable[[], Any] | None
+    batch: BatchRunner | None = None
+    payload: Any = None
+    final: bool = False
+
+    def abandoned(self) -> bool:
+        """Whether the caller was cancelled before the job started (the final job always runs)."""
+        return not self.final and self.future is not None and self.future.cancelled()
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -36,6 +60,14 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+def _answer(entry: _Job, result: Any, error: BaseException | None) -> None:
+    if entry.loop is None or entry.future is None:
+        return
+    # RuntimeError: the caller's loop is closed, so nobody is waiting for this outcome.
+    with contextlib.suppress(RuntimeError):
+        entry.loop.call_soon_threadsafe(_settle, entry.future, result, error)
+
+
 class Worker:
     """Runs callables one at a time on a thread of its own, started on the first job."""
 
@@ -45,11 +77,17 @@ class Worker:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopped = False
+        self._pid: int | None = None
 
     @property
     def stopped(self) -> bool:
-        """Whether ``stop`` was called."""
+        """Whether ``stop`` was called (or ``submit`` with ``last=True``)."""
         return self._stopped
+
+    @property
+    def pid(self) -> int | None:
+        """The process that started the thread, or ``None`` while no job was submitted."""
+        return self._pid
 
     def submit(self, job: Callable[[], _T], *, last: bool = False) -> asyncio.Future[_T]:
         """Queue ``job`` and return a future of the running loop that gets its outcome.
@@ -58,33 +96,110 @@ class Worker:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
+        self._put(_Job(loop, future, job, final=last), last=last)
+        return future
+
+    def submit_batch(self, runner: BatchRunner, payload: Any) -> asyncio.Future[Any]:
+        """Queue one entry for ``runner``, run together with the entries queued next to it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._put(_Job(loop, future, None, runner, payload), last=False)
+        return future
+
+    def stop(self, job: Callable[[], object]) -> None:
+        """Run ``job`` after the queued jobs, then end the thread; from any thread, no loop needed.
+
+        Does nothing if the worker is stopped already or was never started.
+        """
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            if self._thread is not None:
+                self._queue.put(_Job(None, None, job, final=True))
+                self._queue.put(None)
+
+    def abandon(self) -> None:
+        """Take no more jobs, without touching the thread (in a child process after ``fork``)."""
+        self._stopped = True
+
+    def _put(self, entry: _Job, *, last: bool) -> None:
         with self._lock:
             if self._stopped:
                 raise WorkerStopped(self._name)
             if self._thread is None:
                 # A daemon thread: a store nobody closed must not keep the interpreter alive.
                 # Every acknowledged write was committed already; an unfinished one rolls back.
-                self._thread = threading.Thread(target=self._main, name=self._name, daemon=True)
+                self._thread = threading.Thread(
+                    target=_main, args=(self._queue,), name=self._name, daemon=True
+                )
+                self._pid = os.getpid()
                 self._thread.start()
-            self._queue.put((loop, future, job))
+            self._queue.put(entry)
             if last:
                 self._stopped = True
                 self._queue.put(None)
-        return future
 
-    def _main(self) -> None:
-        while True:
-            entry = self._queue.get()
-            if entry is None:
-                return
-            loop, future, job = entry
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                result = job()
-            except BaseException as exc:
-                error = exc
-            # RuntimeError: the caller's loop is closed, so nobody is waiting for this outcome.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, future, result, error)
-            del entry, future, job, result, error
+
+def _main(queue: SimpleQueue[_Job | None]) -> None:
+    held: list[_Job | None] = []
+    writers = 1  # how many entries the last group held: the writers that may come back
+    while True:
+        entry = held.pop() if held else queue.get()
+        if entry is None:
+            return
+        # Helpers, so that no job (nor its owner) stays referenced by a local between jobs.
+        if entry.batch is None:
+            _run_one(entry)
+        else:
+            writers = _run_group(entry, queue, held, writers)
+        del entry
+
+
+def _run_one(entry: _Job) -> None:
+    if entry.abandoned():
+        return
+    result: Any = None
+    error: BaseException | None = None
+    try:
+        assert entry.job is not None
+        result = entry.job()
+    except BaseException as exc:
+        error = exc
+    _answer(entry, result, error)
+
+
+def _run_group(
+    first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | None], expected: int
+) -> int:
+    """Run ``first`` with the batch entries for the same runner queued right after it.
+
+    While the group is smaller than the previous one (``expected``), it waits up to
+    ``GATHER_SECONDS`` for more: the callers the previous group answered are about to send their
+    next entries, which then share this run instead of waiting for the next. Returns its size.
+    """
+    assert first.batch is not None
+    group = [first]
+    deadline = time.monotonic() + GATHER_SECONDS
+    while True:
+        try:
+            if len(group) >= expected:
+                following = queue.get_nowait()
+            else:
+                following = queue.get(timeout=max(0.0, deadline - time.monotonic()))
+        except Empty:
+            break
+        if following is None or following.batch != first.batch:
+            held.append(following)
+            break
+        group.append(following)
+    live = [member for member in group if not member.abandoned()]
+    if not live:
+        return len(group)
+    try:
+        outcomes = first.batch([member.payload for member in live])
+    except BaseException as exc:
+        outcomes = [(None, exc)] * len(live)
+    for member, (result, error) in zip(live, outcomes, strict=True):
+        _answer(member, result, error)
+    return len(group)

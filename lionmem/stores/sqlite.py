@@ -1,37 +1,30 @@
 """SQLiteMemoryStore: durable, exact memory in one SQLite file, with nothing to install.
 
-Semantics: the same results, in the same order, as ``InMemoryStore`` for every non-negative
-limit (insertion order, replacement in place, ``needle.lower() in str(content).lower()``, any-of
-tags, Python ``==`` filters). Items come back as new ``MemoryItem`` objects equal field by field to
-what was stored; values JSON cannot give back exactly are refused before anything is written
-(``UnrepresentableValueError``). As an ADR-0093 external store it rejects a negative ``limit``
-(``UnsupportedMemoryQuery``) instead of slicing, and answers ``limit=0`` with ``[]`` at once.
+Results equal ``InMemoryStore``'s for every non-negative limit; items come back equal field by
+field; a value JSON cannot give back exactly is refused before anything is written. A negative
+``limit`` raises ``UnsupportedMemoryQuery``; ``limit=0`` gives ``[]`` without reading the file.
 
-Lifecycle (ADR-0093 D4):
+Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 
-* Connection: one ``sqlite3`` connection, opened on the first operation (or on ``async with``)
-  in the store's own worker thread; every database call runs there, so the event loop never
-  waits on SQLite. Operations run one at a time in submission order, so one instance is safe for
-  concurrent tasks, threads and event loops.
-* Close: ``await store.close()`` (or leaving ``async with``) waits for submitted operations,
-  then closes the connection; it is idempotent. Later calls raise ``MemoryAdapterUnavailable``.
-* Durability: every write commits before it returns, in WAL mode with ``synchronous=FULL`` by
-  default, so an acknowledged write survives ``kill -9`` and power loss.
-* Timeouts and retries: SQLite's busy timeout is ``busy_timeout`` seconds (default 5.0, Python's
-  own default: a commit takes milliseconds, so ordinary contention never comes near it, while a
-  stuck writer surfaces within seconds). A whole operation that still meets "database is locked"
-  (a lock wait that timed out, or a WAL snapshot that went stale) is rolled back and retried
-  ``_RETRIES`` times after 50 ms and 200 ms with jitter; every operation is safe to retry (writes
-  are upserts by id). Then ``MemoryAdapterUnavailable`` is raised.
-* Scope: one file is one namespace, fixed at construction. Several processes may share it.
-* Duplicate ids: storing an id that exists replaces the item in place (last write wins).
-* Errors: transport failures (cannot open, I/O error, disk full, read-only, locked,
-  interrupted) raise ``MemoryAdapterUnavailable``; a damaged file or row, or a write the database
-  refuses (a constraint or trigger), raises ``MemoryAdapterError``; a file that is not lionmem's or
-  is newer raises ``IncompatibleDatabaseError``. SQLite's own exceptions are chained as causes.
+* Connections: a writer in the store's worker thread, and a read-only reader that answers reads
+  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
+  read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
+  Writes queued together share one commit (waiting up to 1 ms for the writers the previous
+  commit answered); each is acknowledged after it.
+* Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
+  ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
+  retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
+* Close: ``close()`` (or leaving ``async with``) waits for queued operations and is idempotent;
+  every later call raises ``MemoryAdapterUnavailable``. A store dropped unclosed is finalized:
+  its connections close and its thread ends.
+* Cancellation: an operation cancelled before the worker starts it is not run; once its commit
+  has begun, it completes.
+* Fork: in a child forked after the store was used, every call raises
+  ``MemoryAdapterUnavailable``; open a new store there.
+* Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
+  write ``MemoryAdapterError``; a foreign or newer file ``IncompatibleDatabaseError``.
 
-Store-specific extras (not part of the ``MemoryStore`` protocol): ``store_many``, ``delete``,
-``count`` and the async iterator ``items()``.
+Extras beyond the protocol: ``store_many``, ``delete``, ``count`` and ``items()``.
 """
 
 from __future__ import annotations
@@ -40,11 +33,14 @@ import json
 import os
 import random
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from functools import partial
+from itertools import chain
 from types import TracebackType
-from typing import Literal, Self, TypeVar
+from typing import Literal, Self, TypeVar, cast
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -67,7 +63,7 @@ from lionmem.stores._sqlite_schema import (
     rollback,
     transaction,
 )
-from lionmem.stores._sqlite_worker import Worker, WorkerStopped
+from lionmem.stores._sqlite_worker import Outcome, Worker, WorkerStopped
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -101,6 +97,13 @@ Synchronous = Literal["EXTRA", "FULL", "NORMAL"]
 _RETRIES = 2
 _BACKOFF = (0.05, 0.2)
 _PAGE = 256
+# A read in the caller's thread that runs longer than this is interrupted and run by the worker;
+# SQLite checks the clock every _BUDGET_STEPS virtual-machine steps.
+_BUDGET_SECONDS = 0.002
+_BUDGET_STEPS = 1000
+_MISSED = object()
+_MAX_BATCH = 2**62
+_MAX_BUSY_TIMEOUT = 2_147_483  # SQLite takes the timeout in milliseconds, as a C int
 
 # SQLite result codes (primary, the low byte) that mean the database could not be reached or
 # written for a reason outside the data: the operation may succeed later or elsewhere.
@@ -140,6 +143,26 @@ def _key(item_id: object) -> str | None:
     return None if key is None else str(key)
 
 
+def _checked_path(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        msg = f"path must be a str or an os.PathLike of str, got {type(text).__qualname__}"
+        raise TypeError(msg)
+    if not text:
+        msg = "path is empty (SQLite would open a private temporary database); give a file path"
+        raise ValueError(msg)
+    if "\x00" in text:
+        msg = f"path {text!r} holds a NUL character, which no file name can hold"
+        raise ValueError(msg)
+    if text.startswith("file:"):
+        msg = (
+            f"path {text!r} reads as a SQLite URI, which SQLiteMemoryStore does not take: give a "
+            "file path (./file:... names a file of that name) or ':memory:'"
+        )
+        raise ValueError(msg)
+    return text
+
+
 def _require_item(item: object) -> MemoryItem:
     if type(item) is MemoryItem:
         return item
@@ -162,6 +185,42 @@ def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
         raise MemoryAdapterError(msg) from exc
 
 
+class _Connections:
+    """The store's two connections. Its finalizer holds this, never the store itself.
+
+    ``writer`` is used only in the worker thread. ``reader`` (absent for ``":memory:"``) answers
+    reads in the caller's thread while ``reader_lock`` can be taken without waiting; its progress
+    handler interrupts a statement once ``deadline`` has passed.
+    """
+
+    __slots__ = ("deadline", "reader", "reader_lock", "writer")
+
+    def __init__(self) -> None:
+        self.writer: sqlite3.Connection | None = None
+        self.reader: sqlite3.Connection | None = None
+        self.reader_lock = threading.Lock()
+        self.deadline = 0.0
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def close(self) -> None:
+        writer, self.writer = self.writer, None
+        with self.reader_lock:
+            reader, self.reader = self.reader, None
+        for conn in (writer, reader):
+            if conn is not None:
+                conn.close()
+
+
+def _abandoned(worker: Worker, connections: _Connections) -> None:
+    """Finalizer of a store dropped without ``close``: close its connections, end its thread."""
+    if worker.pid is not None and worker.pid != os.getpid():
+        worker.abandon()  # a forked child's copy: the connections belong to the parent
+        return
+    worker.stop(connections.close)
+
+
 class SQLiteMemoryStore:
     """A ``MemoryStore`` (ADR-0093 ``ExternalMemoryStore``) kept in one SQLite file.
 
@@ -179,14 +238,21 @@ class SQLiteMemoryStore:
         if synchronous not in ("EXTRA", "FULL", "NORMAL"):
             msg = f"synchronous must be 'EXTRA', 'FULL' or 'NORMAL', got {synchronous!r}"
             raise ValueError(msg)
-        if not busy_timeout >= 0:
-            msg = f"busy_timeout must be a non-negative number of seconds, got {busy_timeout!r}"
+        if type(busy_timeout) not in (int, float):
+            msg = f"busy_timeout must be a number of seconds, got {type(busy_timeout).__qualname__}"
+            raise TypeError(msg)
+        if not 0 <= busy_timeout <= _MAX_BUSY_TIMEOUT:
+            msg = (
+                f"busy_timeout must be between 0 and {_MAX_BUSY_TIMEOUT:,} seconds (SQLite's "
+                f"limit), got {busy_timeout!r}"
+            )
             raise ValueError(msg)
-        self._path = os.fspath(path)
+        self._path = _checked_path(path)
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
-        self._conn: sqlite3.Connection | None = None
+        self._connections = _Connections()
         self._worker = Worker(f"lionmem-sqlite {self._path}")
+        weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -216,53 +282,158 @@ class SQLiteMemoryStore:
             # Constants from a fixed set, never caller text.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA temp_store = MEMORY")
+            reader = None if memory else self._open_reader()
         except BaseException:
             conn.close()
             raise
+        with self._connections.reader_lock:
+            self._connections.reader = reader
         return conn
+
+    def _open_reader(self) -> sqlite3.Connection:
+        # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
+        reader = sqlite3.connect(
+            self._path, timeout=0, isolation_level=None, check_same_thread=False
+        )
+        try:
+            reader.execute("PRAGMA query_only = 1")
+            reader.execute("PRAGMA temp_store = MEMORY")
+        except BaseException:
+            reader.close()
+            raise
+        reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
+        return reader
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``operation`` in the worker thread, opening the file first if needed."""
+        connections = self._connections
         for attempt in range(_RETRIES + 1):
             try:
-                if self._conn is None:
-                    self._conn = self._connect()
-                return operation(self._conn)
+                if connections.writer is None:
+                    connections.writer = self._connect()
+                return operation(connections.writer)
             except sqlite3.Error as exc:
-                if self._conn is not None:
-                    rollback(self._conn)
+                if connections.writer is not None:
+                    rollback(connections.writer)
                 if _primary(exc) in _RETRYABLE and attempt < _RETRIES:
                     time.sleep(_BACKOFF[attempt] * (1 + random.random()))
                     continue
                 raise _translate(exc, repr(self._path)) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
+    def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
+        """Commit the writes queued together in one transaction (in the worker thread).
+
+        If that fails, each is committed on its own, so only a write that fails by itself fails.
+        """
+        if len(batches) > 1:
+            try:
+                self._run(partial(_write, batch=tuple(chain.from_iterable(batches))))
+            except Exception:
+                pass  # the writes are committed one by one just below
+            else:
+                return [(None, None)] * len(batches)
+        outcomes: list[Outcome] = []
+        for batch in batches:
+            try:
+                self._run(partial(_write, batch=batch))
+            except Exception as exc:
+                outcomes.append((None, exc))
+            else:
+                outcomes.append((None, None))
+        return outcomes
+
+    def _closed(self) -> MemoryAdapterUnavailable:
+        return MemoryAdapterUnavailable(f"{self!r} is closed")
+
+    def _check_open(self) -> None:
+        """Raise ``MemoryAdapterUnavailable`` after ``close``, or in a process forked after use."""
+        if self._worker.stopped:
+            raise self._closed()
+        owner = self._worker.pid
+        if owner is not None and owner != os.getpid():
+            msg = (
+                f"{self!r} was opened in process {owner}; a store cannot cross os.fork(): "
+                "create a new SQLiteMemoryStore in this process"
+            )
+            raise MemoryAdapterUnavailable(msg)
+
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``operation`` on the writer connection, in the worker thread."""
         try:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
-            msg = f"{self!r} is closed"
-            raise MemoryAdapterUnavailable(msg) from None
+            raise self._closed() from None
         return await future
+
+    async def _write(self, batch: tuple[EncodedItem, ...]) -> None:
+        try:
+            future = self._worker.submit_batch(self._write_batches, batch)
+        except WorkerStopped:
+            raise self._closed() from None
+        await future
+
+    def _read_here(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | object:
+        """Run a read on the reader connection in this thread, or return ``_MISSED``.
+
+        Missed when the reader is absent or in use by another thread, when the file is busy (a
+        checkpoint or a recovery holds it), when the read takes longer than ``_BUDGET_SECONDS``
+        (SQLite interrupts it), or on any other SQLite error: the worker then runs it again.
+        """
+        connections = self._connections
+        if connections.reader is None or not connections.reader_lock.acquire(blocking=False):
+            return _MISSED
+        try:
+            reader = connections.reader
+            if reader is None:
+                return _MISSED
+            connections.deadline = time.perf_counter() + _BUDGET_SECONDS
+            try:
+                return operation(reader)
+            except sqlite3.Error:
+                rollback(reader)
+                return _MISSED
+        finally:
+            connections.reader_lock.release()
+
+    async def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        result = self._read_here(operation)
+        if result is _MISSED:
+            return await self._call(operation)
+        return cast(_T, result)
+
+    async def _configure(self, setting: Callable[[sqlite3.Connection], object]) -> None:
+        """Apply ``setting`` to every connection of the store, opening them first if needed."""
+
+        def apply(writer: sqlite3.Connection) -> None:
+            setting(writer)
+            with self._connections.reader_lock:
+                if self._connections.reader is not None:
+                    setting(self._connections.reader)
+
+        await self._call(apply)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     async def open(self) -> None:
         """Open (and if needed create or migrate) the file now instead of on the first call."""
+        self._check_open()
         await self._call(lambda conn: None)
 
     async def close(self) -> None:
-        """Wait for submitted operations, then close the database; idempotent."""
+        """Wait for submitted operations, then close the database; idempotent.
+
+        In a process forked from the one that opened the store, it only marks this copy closed.
+        """
+        owner = self._worker.pid
+        if owner is not None and owner != os.getpid():
+            self._worker.abandon()
+            return
         try:
-            future = self._worker.submit(self._close_connection, last=True)
+            future = self._worker.submit(self._connections.close, last=True)
         except WorkerStopped:
             return
         await future
-
-    def _close_connection(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
 
     async def __aenter__(self) -> Self:
         try:
@@ -288,17 +459,17 @@ class SQLiteMemoryStore:
         The item is encoded when ``store`` is called: later changes to the object are not seen.
         """
         encoded = encode_item(_require_item(item))
-        await self._call(lambda conn: _write(conn, (encoded,)))
+        self._check_open()
+        await self._write((encoded,))
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return None
-        row = await self._call(
-            lambda conn: conn.execute(_SELECT + " WHERE id = ?", (key,)).fetchone()
-        )
+        row = await self._read(partial(_get, key=key))
         return None if row is None else _decode_row(row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
@@ -306,13 +477,12 @@ class SQLiteMemoryStore:
 
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
-        if not check_query(query, MANIFEST):
-            return []  # limit=0: known without reading the file
-        limit = query.limit
-        draft = plan_search(query)
+        # limit=0 is answered without reading the file; a draft of None proves nothing matches.
+        draft = plan_search(query) if check_query(query, MANIFEST) else None
+        self._check_open()
         if draft is None:
             return []
-        return await self._call(partial(_search, draft=draft, limit=limit))
+        return await self._read(partial(_search, draft=draft, limit=query.limit))
 
     # -- store-specific extras --------------------------------------------------------------
 
@@ -324,21 +494,23 @@ class SQLiteMemoryStore:
         """
         batch = [_require_item(item) for item in items]
         encoded = tuple(encode_item(item) for item in batch)
+        self._check_open()
         if encoded:
-            await self._call(lambda conn: _write(conn, encoded))
+            await self._write(encoded)
         return [item.id for item in batch]
 
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return False
-        return await self._call(lambda conn: _delete(conn, key))
+        return await self._call(partial(_delete, key=key))
 
     async def count(self) -> int:
         """Return the number of stored items."""
-        row = await self._call(lambda conn: conn.execute("SELECT count(*) FROM items").fetchone())
-        return int(row[0])
+        self._check_open()
+        return await self._read(_count)
 
     async def items(self, *, batch_size: int = _PAGE) -> AsyncIterator[MemoryItem]:
         """Yield every item in insertion order, reading ``batch_size`` rows per worker call.
@@ -347,11 +519,17 @@ class SQLiteMemoryStore:
         yielded at the end, a replaced one in its place with its new value, and a deleted one
         not yet reached is skipped.
         """
+        if type(batch_size) is not int:
+            msg = f"batch_size must be an int, got {type(batch_size).__qualname__}"
+            raise TypeError(msg)
         if batch_size < 1:
             msg = f"batch_size must be at least 1, got {batch_size!r}"
             raise ValueError(msg)
+        batch_size = min(batch_size, _MAX_BATCH)  # past SQLite's integers: everything at once
+        self._check_open()
         last = -1
         while True:
+            self._check_open()
             rows = await self._call(partial(_page, after=last, size=batch_size))
             for _seq, item in rows:
                 yield item
@@ -363,20 +541,34 @@ class SQLiteMemoryStore:
 # -- operations, run in the worker thread ---------------------------------------------------
 
 
+def _get(conn: sqlite3.Connection, key: str) -> tuple[str, str, str, str, str] | None:
+    rows = conn.execute(_SELECT + " WHERE id = ?", (key,)).fetchall()
+    return rows[0] if rows else None
+
+
+def _count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
+
+
 def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
     with transaction(conn):
         for encoded in batch:
             _upsert(conn, encoded)
 
 
+# A new item's position is past every stored one and every deleted one, so a position is never
+# reused (``items()`` resumes after the last position it saw).
+_INSERT = (
+    "INSERT INTO items (seq, id, created_at, metadata, content, tags, text) VALUES ("
+    "max(coalesce((SELECT max(seq) FROM items), 0), coalesce((SELECT CAST(value AS INTEGER) "
+    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
     found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
     if found is None:
-        cursor = conn.execute(
-            "INSERT INTO items (id, created_at, metadata, content, tags, text) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (e.id, e.created_at, e.metadata, e.content, e.tags, e.text),
-        )
+        cursor = conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
         seq = cursor.lastrowid
         assert seq is not None  # an INSERT into a rowid table always sets it
         insert_text(conn, seq, e.text)
@@ -410,6 +602,12 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
             conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM items WHERE seq = ?", (seq,))
+            conn.execute(
+                "INSERT INTO lionmem_meta (key, value) VALUES ('deleted_seq', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value "
+                "WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                (str(seq),),
+            )
     return found is not None
 
 

@@ -119,7 +119,7 @@ async def test_unavailable_error_chains_the_sqlite_error(
 async def test_interrupted_statement_raises_unavailable(store: SQLiteMemoryStore) -> None:
     """A statement SQLite interrupts raises MemoryAdapterUnavailable, not an empty result."""
     await store.store(MemoryItem(content="x"))
-    await store._call(lambda conn: conn.set_progress_handler(lambda: 1, 1))
+    await store._configure(lambda conn: conn.set_progress_handler(lambda: 1, 1))
     with pytest.raises(MemoryAdapterUnavailable, match="interrupted"):
         await store.search(MemoryQuery())
 

@@ -180,10 +180,11 @@ async def test_negative_limit_is_rejected_before_any_io(tmp_path: Path) -> None:
 
 
 async def test_zero_limit_returns_empty_without_io(tmp_path: Path) -> None:
-    """limit=0 returns [] without touching the database (a closed store shows it)."""
-    closed = SQLiteMemoryStore(tmp_path / "m.db")
-    await closed.close()
-    assert await closed.search(MemoryQuery(text="x", limit=0)) == []
+    """limit=0 returns [] without touching the database (the file is not even created)."""
+    store = SQLiteMemoryStore(tmp_path / "m.db")
+    assert await store.search(MemoryQuery(text="x", limit=0)) == []
+    assert not (tmp_path / "m.db").exists()
+    await store.close()
 
 
 async def test_search_results_carry_every_field(store: SQLiteMemoryStore) -> None:

@@ -6,7 +6,7 @@ index is immediate, so ``make_search_index_visible`` does nothing. The faults ar
 conditions reached through the engine itself:
 
 * transport outage: every statement of every store is interrupted (``sqlite3_interrupt`` via a
-  progress handler installed on each store's connection in its worker thread), as when the
+  progress handler installed on each of a store's connections by its worker thread), as when the
   engine cannot proceed; a lock held past the busy timeout is tested separately;
 * refused writes: triggers that ``RAISE(ABORT)`` on every insert and update of ``items``;
 * malformed answers: a damaged file (the schema entry of ``items`` is cut short through
@@ -52,7 +52,7 @@ class SQLiteHarness:
         store = SQLiteMemoryStore(self.path, busy_timeout=BUSY_TIMEOUT)
         self.stores.append(store)
         if self.unavailable:
-            await store._call(_interrupt_everything)
+            await store._configure(_interrupt_everything)
         return store
 
     async def reset(self) -> None:
@@ -71,7 +71,7 @@ class SQLiteHarness:
         self.unavailable = True
         for store in self.stores:
             # The store's own worker thread owns the connection; the hook runs there.
-            await store._call(_interrupt_everything)
+            await store._configure(_interrupt_everything)
 
     async def make_writes_rejected(self) -> None:
         """Make the file refuse every insert and update of an item until the next reset."""

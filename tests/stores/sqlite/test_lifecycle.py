@@ -1,0 +1,368 @@
+"""SQLiteMemoryStore's lifecycle decisions: fork, stores never closed, cancellation, group commit."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
+    async with SQLiteMemoryStore(tmp_path / "memory.db") as opened:
+        yield opened
+
+
+@contextmanager
+def worker_held(store: SQLiteMemoryStore) -> Iterator[threading.Event]:
+    """Keep the store's worker thread busy until the yielded event is set (or the block ends)."""
+    release = threading.Event()
+    loop = asyncio.get_running_loop()
+    blocker = loop.create_task(store._call(lambda conn: release.wait(10)))
+    try:
+        yield release
+    finally:
+        release.set()
+        blocker.cancel() if not blocker.done() else None
+
+
+async def commits_of(store: SQLiteMemoryStore) -> list[str]:
+    """Start recording the statements the writer connection runs; returns the live list."""
+    seen: list[str] = []
+    await store._call(lambda conn: conn.set_trace_callback(seen.append))
+    return seen
+
+
+# ---------------------------------------------------------------- fork
+
+
+def _in_child(job: object) -> str:
+    """Fork; run ``job()`` (returning a report string) in the child; return the child's report."""
+    assert callable(job)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child process
+        os.close(read_end)
+        try:
+            report = str(job())
+        except BaseException as exc:  # reported to the parent, which asserts on it
+            report = f"raised {exc!r}"
+        os.write(write_end, report.encode())
+        os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + 30
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung")
+        time.sleep(0.01)
+    with os.fdopen(read_end, "rb") as pipe:
+        return pipe.read().decode()
+
+
+async def _child_uses(store: SQLiteMemoryStore, path: Path, item_id: UUID) -> str:
+    steps = []
+    for call in (store.count(), store.retrieve(item_id), store.search(MemoryQuery())):
+        try:
+            await call
+        except MemoryAdapterUnavailable as exc:
+            steps.append("fork" if "os.fork()" in str(exc) else str(exc))
+    await store.close()
+    try:
+        await store.count()
+    except MemoryAdapterUnavailable as exc:
+        steps.append("closed" if "closed" in str(exc) else str(exc))
+    async with SQLiteMemoryStore(path) as own:
+        found = await own.retrieve(item_id)
+        await own.store(MemoryItem(content="from the child"))
+    steps.append(f"own store: {found.content if found else None}")
+    return ", ".join(steps)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_store_used_before_fork_is_unavailable_in_the_child(tmp_path: Path) -> None:
+    """In a forked child, the parent's store raises at once (no hang); a new store works there."""
+    path = tmp_path / "memory.db"
+    store = SQLiteMemoryStore(path)
+    item = MemoryItem(content="parent")
+    asyncio.run(store.store(item))
+    report = _in_child(lambda: asyncio.run(_child_uses(store, path, item.id)))
+    assert report == "fork, fork, fork, closed, own store: parent"
+
+    async def parent() -> list[object]:
+        found = await contents(store, EVERYTHING)
+        await store.close()
+        return found
+
+    assert asyncio.run(parent()) == ["parent", "from the child"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_store_never_used_before_fork_works_in_the_child(tmp_path: Path) -> None:
+    """A store that had opened nothing when the process forked belongs to whichever uses it."""
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+
+    async def child() -> str:
+        async with store:
+            await store.store(MemoryItem(content="child"))
+            return str(await contents(store, EVERYTHING))
+
+    assert _in_child(lambda: asyncio.run(child())) == "['child']"
+
+
+# ---------------------------------------------------------------- stores never closed
+
+
+def _lionmem_threads(directory: Path) -> list[str]:
+    return [
+        t.name for t in threading.enumerate() if t.name.startswith(f"lionmem-sqlite {directory}")
+    ]
+
+
+def test_dropped_stores_close_their_files_and_end_their_threads(tmp_path: Path) -> None:
+    """A store dropped without close() is finalized: its connections close, its thread ends."""
+
+    async def open_and_drop() -> None:
+        for n in range(30):
+            store = SQLiteMemoryStore(tmp_path / f"{n}.db")
+            await store.store(MemoryItem(content=n))
+            assert await store.count() == 1
+
+    asyncio.run(open_and_drop())
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while _lionmem_threads(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _lionmem_threads(tmp_path) == []
+    # The last connection to close removes the WAL, so no connection was left open.
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(f"{n}.db" for n in range(30))
+    assert [raw(tmp_path / f"{n}.db", "SELECT content FROM items") for n in (0, 29)] == [
+        [("0",)],
+        [("29",)],
+    ]
+
+
+async def test_a_store_in_use_is_not_finalized(tmp_path: Path) -> None:
+    """Writes queued on a store nobody references any more still complete."""
+    path = tmp_path / "memory.db"
+    waiting = [SQLiteMemoryStore(path).store(MemoryItem(content=n)) for n in range(5)]
+    gc.collect()
+    await asyncio.gather(*waiting)
+    assert raw(path, "SELECT count(*) FROM items") == [(5,)]
+
+
+# ---------------------------------------------------------------- cancellation
+
+
+async def test_a_store_cancelled_before_it_starts_is_not_written(store: SQLiteMemoryStore) -> None:
+    """Cancelling store() while it waits for the worker withdraws it; the others are written."""
+    with worker_held(store) as release:
+        withdrawn = asyncio.ensure_future(store.store(MemoryItem(content="withdrawn")))
+        kept = asyncio.ensure_future(store.store(MemoryItem(content="kept")))
+        await asyncio.sleep(0)
+        withdrawn.cancel()
+        release.set()
+        await kept
+    with pytest.raises(asyncio.CancelledError):
+        await withdrawn
+    assert await contents(store, EVERYTHING) == ["kept"]
+
+
+async def test_a_delete_cancelled_before_it_starts_deletes_nothing(
+    store: SQLiteMemoryStore,
+) -> None:
+    """The same rule holds for every operation the worker runs."""
+    item = MemoryItem(content="stays")
+    await store.store(item)
+    with worker_held(store) as release:
+        withdrawn = asyncio.ensure_future(store.delete(item.id))
+        await asyncio.sleep(0)
+        withdrawn.cancel()
+        release.set()
+    await asyncio.gather(withdrawn, return_exceptions=True)
+    assert await store.retrieve(item.id) == item
+
+
+async def test_a_store_cancelled_during_its_commit_stays_committed(
+    store: SQLiteMemoryStore,
+) -> None:
+    """Once the commit has begun, cancelling the caller cannot undo it: the item is stored."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(statement: str) -> None:
+        if statement == "COMMIT":
+            entered.set()
+            release.wait(10)
+
+    await store._call(lambda conn: conn.set_trace_callback(hold))
+    task = asyncio.ensure_future(store.store(MemoryItem(content="committed")))
+    assert await asyncio.to_thread(entered.wait, 10)
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await store._call(lambda conn: conn.set_trace_callback(None))
+    assert await contents(store, EVERYTHING) == ["committed"]
+
+
+async def test_a_cancelled_close_still_closes(tmp_path: Path) -> None:
+    """close() cancelled while it waits still closes the file once the worker reaches it."""
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    await store.store(MemoryItem(content="x"))
+    with worker_held(store) as release:
+        closing = asyncio.ensure_future(store.close())
+        await asyncio.sleep(0)
+        closing.cancel()
+        release.set()
+    await asyncio.gather(closing, return_exceptions=True)
+    deadline = time.monotonic() + 10
+    while (tmp_path / "memory.db-wal").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert not (tmp_path / "memory.db-wal").exists()
+    with pytest.raises(MemoryAdapterUnavailable, match="closed"):
+        await store.count()
+
+
+# ---------------------------------------------------------------- group commit
+
+
+async def test_writes_queued_together_share_one_commit(store: SQLiteMemoryStore) -> None:
+    """Eight stores queued while the worker is busy are committed by one transaction."""
+    seen = await commits_of(store)
+    with worker_held(store) as release:
+        writes = [asyncio.ensure_future(store.store(MemoryItem(content=n))) for n in range(8)]
+        await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(*writes)
+    assert seen.count("COMMIT") == 1
+    assert await contents(store, EVERYTHING) == list(range(8))
+
+
+async def test_a_refused_write_fails_alone_in_its_group(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """A write the file refuses fails by itself; the writes queued with it are committed."""
+    raw(
+        tmp_path / "memory.db",
+        "CREATE TRIGGER refuse BEFORE INSERT ON items WHEN NEW.content = '\"bad\"' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    )
+    with worker_held(store) as release:
+        writes = [
+            asyncio.ensure_future(store.store(MemoryItem(content="a"))),
+            asyncio.ensure_future(
+                store.store_many([MemoryItem(content="b"), MemoryItem(content="bad")])
+            ),
+            asyncio.ensure_future(store.store(MemoryItem(content="c"))),
+        ]
+        await asyncio.sleep(0)
+        release.set()
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    assert [type(outcome) for outcome in outcomes] == [UUID, MemoryAdapterError, UUID]
+    assert await contents(store, EVERYTHING) == ["a", "c"]
+
+
+async def test_a_delete_between_writes_keeps_submission_order(store: SQLiteMemoryStore) -> None:
+    """Only writes queued next to each other are grouped, so a delete between them stays between."""
+    first = MemoryItem(content="first")
+    again = MemoryItem(id=first.id, content="again")
+    with worker_held(store) as release:
+        calls = [
+            asyncio.ensure_future(store.store(first)),
+            asyncio.ensure_future(store.delete(first.id)),
+            asyncio.ensure_future(store.store(again)),
+            asyncio.ensure_future(store.delete(first.id)),
+        ]
+        await asyncio.sleep(0)
+        release.set()
+        outcomes = await asyncio.gather(*calls)
+    assert outcomes == [first.id, True, first.id, True]
+    assert await store.count() == 0
+
+
+# ---------------------------------------------------------------- reads in the caller's thread
+
+
+async def test_reads_are_answered_while_the_worker_is_busy(store: SQLiteMemoryStore) -> None:
+    """retrieve, search and count do not wait for the worker (they read on their own connection)."""
+    item = MemoryItem(content="here", tags=["t"])
+    await store.store(item)
+    with worker_held(store):
+        assert await asyncio.wait_for(store.retrieve(item.id), 5) == item
+        assert await asyncio.wait_for(contents(store, MemoryQuery(tags=["t"])), 5) == ["here"]
+        assert await asyncio.wait_for(store.count(), 5) == 1
+
+
+async def test_the_reader_never_waits_for_a_lock(store: SQLiteMemoryStore) -> None:
+    """The connection that reads in the caller's thread has no busy timeout: it never waits."""
+    await store.open()
+    reader = store._connections.reader
+    assert reader is not None
+    assert reader.execute("PRAGMA busy_timeout").fetchone() == (0,)
+    assert reader.execute("PRAGMA query_only").fetchone() == (1,)
+
+
+async def test_a_read_that_meets_a_lock_is_answered_by_the_worker(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """A read whose connection finds the file locked is run by the worker instead, exactly."""
+    item = MemoryItem(content="x")
+    await store.store(item)
+    # The reader's place is taken by a connection to a file another connection holds locked.
+    holder = sqlite3.connect(tmp_path / "locked.db", isolation_level=None)
+    holder.execute("CREATE TABLE items (seq)")
+    holder.execute("BEGIN EXCLUSIVE")
+    locked = sqlite3.connect(tmp_path / "locked.db", timeout=0, check_same_thread=False)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        locked.execute("SELECT 1 FROM items")
+    reader, store._connections.reader = store._connections.reader, locked
+    try:
+        assert await store.retrieve(item.id) == item
+        assert await contents(store, EVERYTHING) == ["x"]
+        assert await store.count() == 1
+    finally:
+        store._connections.reader = reader
+        locked.close()
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+async def test_a_read_interrupted_here_is_answered_by_the_worker(store: SQLiteMemoryStore) -> None:
+    """A read stopped on the reader connection (as past its time budget) is run again, exactly."""
+    await fill(store, *(MemoryItem(content=f"n{n}") for n in range(50)))
+    reader = store._connections.reader
+    assert reader is not None
+    reader.set_progress_handler(lambda: 1, 1)
+    assert await contents(store, MemoryQuery(text="n4")) == [
+        "n4",
+        *(f"n{n}" for n in range(40, 50)),
+    ]
+    assert await store.count() == 50
+
+
+async def test_a_read_while_another_thread_reads_goes_to_the_worker(
+    store: SQLiteMemoryStore,
+) -> None:
+    """The reader connection in use elsewhere is not waited for: the worker answers."""
+    item = MemoryItem(content="x")
+    await store.store(item)
+    with store._connections.reader_lock:
+        assert await asyncio.wait_for(store.retrieve(item.id), 5) == item

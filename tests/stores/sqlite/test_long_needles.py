@@ -1,0 +1,75 @@
+"""Long needles over repetitive content: exact results from a bounded index query."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.stores import _sqlite_query
+from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.stores.sqlite.support import contents, fill
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
+    async with SQLiteMemoryStore(tmp_path / "memory.db", synchronous="NORMAL") as opened:
+        yield opened
+
+
+def _index_terms(needle: str) -> list[str]:
+    """The quoted terms of the full-text query a search for ``needle`` gives the trigram index."""
+    query = _sqlite_query._fts_query(needle)
+    terms = re.findall(r'"((?:[^"]|"")*)"', query)
+    assert query == " AND ".join(f'"{term}"' for term in terms)
+    return [term.replace('""', '"') for term in terms]
+
+
+@pytest.mark.parametrize(
+    "needle",
+    ["a" * 999 + "b", "ab" * 500, "abc", 'quote"d"' * 40, "the quick brown fox jumps over"],
+)
+def test_the_index_is_asked_for_a_few_trigrams_of_the_needle(needle: str) -> None:
+    """At most TRIGRAMS distinct trigrams, each a piece of the (lowered) needle, in its order."""
+    terms = _index_terms(needle)
+    assert 1 <= len(terms) <= _sqlite_query.TRIGRAMS
+    assert len(set(terms)) == len(terms)
+    assert all(len(term) == 3 and term in needle for term in terms)
+    assert terms[0] == needle[:3]
+
+
+REPETITIVE = [
+    "a" * 50_000,
+    "ab" * 25_000,
+    "a" * 49_999 + "b",
+    "ab" * 10_000 + "x" + "ab" * 10_000,
+    "Abc" * 10_000,
+]
+
+
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "a" * 999 + "b",
+        "a" * 1000,
+        "ab" * 500,
+        "ba" * 499 + "x",
+        "ab" * 300 + "x" + "ab" * 300,
+        "abc" * 333,
+        "ABCA" * 100,
+        "b" * 3,
+    ],
+)
+async def test_long_needles_over_repetitive_content_match_the_reference(
+    store: SQLiteMemoryStore, needle: str
+) -> None:
+    """Every long needle finds exactly what InMemoryStore finds, in the same order."""
+    reference = InMemoryStore()
+    items = [MemoryItem(content=text) for text in REPETITIVE]
+    await fill(store, *items)
+    await fill(reference, *items)
+    query = MemoryQuery(text=needle, limit=10)
+    assert await contents(store, query) == await contents(reference, query)
