@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import lionmem
-from lionmem.__main__ import main
+from lionmem.cli import main
 
 
 def _shipped(name: str) -> bytes:
@@ -79,7 +79,7 @@ def test_unknown_name_exits_2_naming_the_available_schemas(
     assert (status, captured.out, captured.err) == (
         2,
         "",
-        f"python -m lionmem schema: no lionmem schema named 'memory_itme'; available: {available}\n",
+        f"lionmem schema: no lionmem schema named 'memory_itme'; available: {available}\n",
     )
 
 

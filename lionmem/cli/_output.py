@@ -1,0 +1,199 @@
+"""How commands show results: a table on a terminal, JSON Lines when piped or with ``--json``.
+
+JSON Lines are each item's ``model_dump_json()``, the form ``import`` reads back exactly. Tables
+and progress bars use rich (the ``cli`` extra), imported only when a terminal needs them.
+A progress bar goes to stderr, only when stderr is a terminal (a command whose data goes to
+the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` items.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Self
+
+from lionmem.cli._errors import require_extra
+from lionmem_models.memory_item import MemoryItem
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+__all__ = [
+    "PROGRESS_AFTER",
+    "ProgressBar",
+    "is_terminal",
+    "print_item",
+    "print_items",
+    "shorten",
+    "show_text",
+]
+
+PROGRESS_AFTER = 2000
+_CONTENT_WIDTH = 60
+_TAGS_WIDTH = 24
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    """Return whether ``stream`` is a terminal a person reads."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def shorten(text: str, width: int) -> str:
+    """Return ``text`` on one line, cut to ``width`` characters with an ellipsis if longer."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _created(created_at: float) -> str:
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _console() -> Any:
+    require_extra("rich")
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
+    """Print ``items`` as JSON Lines, or as one table on a terminal; return how many."""
+    if json_lines or not is_terminal(sys.stdout):
+        count = 0
+        write = sys.stdout.write
+        for item in items:
+            write(item.model_dump_json() + "\n")
+            count += 1
+        sys.stdout.flush()
+        return count
+    from rich.table import Table
+
+    console = _console()
+    table = Table(show_lines=False, header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("tags", overflow="fold")
+    table.add_column("content", overflow="fold")
+    rows = 0
+    for item in items:
+        tags = shorten(", ".join(item.tags), _TAGS_WIDTH)
+        table.add_row(
+            str(item.id),
+            _created(item.created_at),
+            tags,
+            shorten(_content_text(item.content), _CONTENT_WIDTH),
+        )
+        rows += 1
+    if rows:
+        console.print(table)
+    console.print(f"{rows} item{'' if rows == 1 else 's'}")
+    return rows
+
+
+def print_item(item: MemoryItem, *, json_lines: bool) -> None:
+    """Print one item: JSON when piped or with ``--json``, every field in full on a terminal."""
+    if json_lines or not is_terminal(sys.stdout):
+        sys.stdout.write(item.model_dump_json() + "\n")
+        sys.stdout.flush()
+        return
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_row("id", str(item.id))
+    table.add_row("created_at", f"{item.created_at!r} ({_created(item.created_at)} UTC)")
+    table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
+    table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
+    table.add_row("content", _content_text(item.content))
+    _console().print(table)
+
+
+def show_text(text: str) -> None:
+    """Print a line of text for a person, on stdout."""
+    print(text)
+
+
+class ProgressBar:
+    """A progress bar on stderr that appears once ``PROGRESS_AFTER`` units are done.
+
+    ``total`` is in the same units as ``advance`` (lines, bytes or items), or ``None`` when not
+    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance`` may be called from any thread.
+    """
+
+    def __init__(self, label: str, *, total: float | None, enabled: bool = True) -> None:
+        self._label = label
+        self._total = total
+        self._enabled = enabled and is_terminal(sys.stderr)
+        self._items = 0
+        self._done = 0.0
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def advance(self, items: int, amount: float | None = None) -> None:
+        """Record ``items`` more items done (``amount`` more units of ``total`` if not items)."""
+        self._items += items
+        self._done += items if amount is None else amount
+        if not self._enabled:
+            return
+        if self._progress is None:
+            if self._items < PROGRESS_AFTER:
+                return
+            self._start()
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=self._done, items=self._items)
+
+    def _start(self) -> None:
+        if importlib_missing("rich"):
+            self._enabled = False
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn(f"{self._label} {{task.fields[items]:,}} items"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%" if self._total else ""),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
+            transient=False,
+        )
+        self._task = self._progress.add_task(self._label, total=self._total, items=0)
+        self._progress.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            if exc is None and self._task is not None and self._total is not None:
+                self._progress.update(self._task, completed=self._total, items=self._items)
+            self._progress.stop()
+
+
+def importlib_missing(module: str) -> bool:
+    """Return whether ``module`` cannot be imported here."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
