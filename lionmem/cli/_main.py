@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from lionmem.cli import _conformance, _items, _schema, _transfer, _validate
+from lionmem.cli import _conformance, _items, _mcp, _schema, _transfer, _validate
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
@@ -22,7 +22,7 @@ from lionmem.errors import MemoryAdapterError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # One line per command module, in the order ``lionmem --help`` lists them.
-COMMANDS: tuple[ModuleType, ...] = (_items, _transfer, _validate, _schema, _conformance)
+COMMANDS: tuple[ModuleType, ...] = (_items, _transfer, _validate, _schema, _conformance, _mcp)
 
 _DESCRIPTION = (
     "Look into a lionmem store, load data into it, move it between stores and check JSON "
