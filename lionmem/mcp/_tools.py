@@ -17,6 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
 from pydantic_core import to_json
 
@@ -66,12 +67,18 @@ def _dump(item: MemoryItem) -> dict[str, Any]:
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
     # The most specific problems first: a field of the wrong type also shows up, less clearly,
     # as an "unevaluated" property of the whole item.
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: (-len(e.path), e.json_path))
+    errors = sorted(validator.iter_errors(arguments), key=_specific_first)
     if not errors:
         return None
     shown = [f"{_where(e.json_path)}: {e.message}" for e in errors]
     more = len(shown) - _MAX_REPORTED
     return "; ".join(shown[:_MAX_REPORTED]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
+    # Deeper paths first; list positions in numeric order (tags[2] before tags[10]).
+    parts = [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.path]
+    return (-len(parts), parts)
 
 
 def _where(json_path: str) -> str:
