@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import signal
 import socket
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 __all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
 
 PATH = "/mcp"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _LOOPBACK_NAMES = {"localhost"}
 
 
@@ -190,4 +194,24 @@ async def serve_http(
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     if on_ready is not None:
         on_ready(f"http://{host}:{port}{PATH}")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await _Server(config).serve(sockets=[sock])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that SIGINT and SIGTERM end ``serve()`` normally.
+
+    uvicorn raises the signal again once it has shut down, which ends the process before the
+    caller can close its store; a stop by signal is the ordinary way to end this server.
+    """
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in _STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
