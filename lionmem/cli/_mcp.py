@@ -111,14 +111,17 @@ def _run(args: argparse.Namespace) -> int:
                 app = http_app(server, address, token=token, allowed_origins=args.allow_origin)
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
-            await serve_http(
-                app, address, on_ready=lambda url: _say(f"serving {describe_target(target)} at {url}")
-            )
+            try:
+                await serve_http(
+                    app,
+                    address,
+                    on_ready=lambda url: _say(f"serving {describe_target(target)} at {url}"),
+                )
+            except OSError as exc:  # the address cannot be bound
+                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                raise CommandError(f"cannot serve at {args.http}: {reason}") from None
         finally:
             await store.close()
 
-    try:
-        asyncio.run(serve())
-    except OSError as exc:
-        raise CommandError(f"cannot serve at {args.http}: {exc.strerror or exc}") from None
+    asyncio.run(serve())
     return OK
