@@ -38,7 +38,20 @@ _LAZY: dict[str, str] = {
     "serve_stdio": "lionmem.mcp._server",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LIMIT",
+    "HttpAddress",
+    "MemoryTools",
+    "ToolResult",
+    "UnknownTool",
+    "check_limits",
+    "create_server",
+    "http_app",
+    "parse_address",
+    "serve_http",
+    "serve_stdio",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -23,7 +24,7 @@ from lionmem import SQLiteMemoryStore, __version__
 from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
 from tests.mcp.support import documents, error_text, stdio_parameters, structured
 
-ITEM = {
+ITEM: dict[str, Any] = {
     "id": "6f1c2a9e-3b7d-4e21-8a4f-0c5d9e8b7a61",
     "created_at": 1712345678.5,
     "metadata": {"source": "meeting", "priority": 2, "done": False},

@@ -16,7 +16,7 @@ from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.mcp import MemoryTools, ToolResult, UnknownTool
 from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, check_limits, result_size
 
-ITEM = {
+ITEM: dict[str, Any] = {
     "id": "0b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
     "created_at": 1700000000.25,
     "metadata": {"project": "atlas", "stars": 4},
@@ -54,8 +54,9 @@ async def test_store_retrieve_search_round_trip(sqlite_tools: Any) -> None:
         "limit": 20,
         "omitted": [],
     }
-    assert await store.retrieve(UUID(ITEM["id"])) == MemoryItem.model_validate(ITEM)
-    assert (await store.retrieve(UUID(ITEM["id"]))).model_dump(mode="json") == ITEM  # type: ignore[union-attr]  # the line above proved it is there
+    stored = await store.retrieve(UUID(ITEM["id"]))
+    assert stored == MemoryItem.model_validate(ITEM)
+    assert stored.model_dump(mode="json") == ITEM
 
 
 async def test_store_without_id_generates_one(sqlite_tools: Any) -> None:
@@ -102,7 +103,10 @@ async def test_a_store_without_delete_and_count_has_three_tools() -> None:
         "memory_retrieve",
         "memory_search",
     ]
-    with pytest.raises(UnknownTool, match="unknown tool 'memory_count'; this server has memory_store, memory_retrieve, memory_search"):
+    with pytest.raises(
+        UnknownTool,
+        match="unknown tool 'memory_count'; this server has memory_store, memory_retrieve, memory_search",
+    ):
         await tools.call("memory_count", {})
 
 
@@ -235,12 +239,17 @@ class _FailingStore:
 @pytest.mark.parametrize(
     ("exception", "message"),
     [
-        (MemoryAdapterUnavailable("disk gone"), "the store is unavailable, nothing was done: disk gone"),
+        (
+            MemoryAdapterUnavailable("disk gone"),
+            "the store is unavailable, nothing was done: disk gone",
+        ),
         (MemoryAdapterError("row damaged"), "the store failed: row damaged"),
         (RuntimeError("boom"), "memory_store failed: RuntimeError: boom"),
     ],
 )
-async def test_a_failed_write_is_never_reported_as_stored(exception: Exception, message: str) -> None:
+async def test_a_failed_write_is_never_reported_as_stored(
+    exception: Exception, message: str
+) -> None:
     """Whatever a store raises, the result is an error with its message, not an id."""
     tools = MemoryTools(_FailingStore(exception))
     assert error(await tools.call("memory_store", {"content": "x"})) == message
@@ -287,7 +296,9 @@ async def test_an_item_too_large_for_a_response_is_not_stored() -> None:
     tools = MemoryTools(store, max_limit=1, max_bytes=5000)
     text = error(await tools.call("memory_store", {"content": "y" * 3000}))
     assert text.startswith("the item is ")
-    assert text.endswith("bytes as a response, over this server's cap of 5000 bytes; it is not sent cut short")
+    assert text.endswith(
+        "bytes as a response, over this server's cap of 5000 bytes; it is not sent cut short"
+    )
     assert await store.search(MemoryQuery()) == []
 
 
@@ -332,7 +343,10 @@ async def test_a_search_result_always_fits_and_accounts_for_every_hit(
 def test_a_cap_too_small_for_the_limit_is_refused() -> None:
     """The cap must leave room to report every hit of a full search as omitted."""
     check_limits(10, ENVELOPE + 200 + OMITTED_ENTRY * 10)
-    with pytest.raises(ValueError, match=r"^a response cap of 2000 bytes is too small for a maximum search limit of 10: at least 2824 bytes are needed to list every hit left out$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^a response cap of 2000 bytes is too small for a maximum search limit of 10: at least 2824 bytes are needed to list every hit left out$",
+    ):
         check_limits(10, 2000)
     with pytest.raises(ValueError, match="must be 0 or more, got -1"):
         MemoryTools(InMemoryStore(), max_limit=-1)
