@@ -17,9 +17,7 @@ from tests.mcp.support import REPO
 def tree(tmp_path: Path) -> Path:
     """A copy of the generator's inputs and output (node_modules linked), safe to edit."""
     for name in ("schema", "tools", "generated"):
-        shutil.copytree(
-            REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__")
-        )
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "package.json", "package-lock.json"):
         shutil.copy2(REPO / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
@@ -61,8 +59,8 @@ def test_a_schema_edit_reaches_every_tool_that_bundles_it(tree: Path) -> None:
     """Editing element.json changes the bundles of store, retrieve and search, and only those."""
     _replace(
         tree / "schema" / "element.json",
-        "it never changes once set.\",\n      \"type\": \"string\"",
-        "it never changes.\",\n      \"type\": \"string\"",
+        'it never changes once set.",\n      "type": "string"',
+        'it never changes.",\n      "type": "string"',
     )
     result = generate(tree, "--check")
     assert result.returncode == 1
