@@ -13,17 +13,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_limits
-    from lionmem.mcp._http import HttpAddress, http_app, parse_address, serve_http
-    from lionmem.mcp._server import create_server, serve_stdio
-    from lionmem.mcp._tools import MemoryTools, ToolResult, UnknownTool
-
 MISSING_EXTRA = "the MCP server needs the 'mcp' extra: pip install 'lionmem[mcp]'"
 # Top-level modules that come with the extra (the SDK and what lionmem.mcp uses of its own deps).
 _EXTRA_MODULES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio", "jsonschema"}
 
-_LAZY: dict[str, str] = {
+# The one list of public names, each with the module that defines it.
+_PUBLIC: dict[str, str] = {
     "DEFAULT_MAX_BYTES": "lionmem.mcp._bounds",
     "DEFAULT_MAX_LIMIT": "lionmem.mcp._bounds",
     "HttpAddress": "lionmem.mcp._http",
@@ -38,24 +33,25 @@ _LAZY: dict[str, str] = {
     "serve_stdio": "lionmem.mcp._server",
 }
 
-__all__ = [
-    "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_LIMIT",
-    "HttpAddress",
-    "MemoryTools",
-    "ToolResult",
-    "UnknownTool",
-    "check_limits",
-    "create_server",
-    "http_app",
-    "parse_address",
-    "serve_http",
-    "serve_stdio",
-]
+__all__ = list(_PUBLIC)
+
+if TYPE_CHECKING:
+    from lionmem.mcp._bounds import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+    from lionmem.mcp._bounds import DEFAULT_MAX_LIMIT as DEFAULT_MAX_LIMIT
+    from lionmem.mcp._bounds import check_limits as check_limits
+    from lionmem.mcp._http import HttpAddress as HttpAddress
+    from lionmem.mcp._http import http_app as http_app
+    from lionmem.mcp._http import parse_address as parse_address
+    from lionmem.mcp._http import serve_http as serve_http
+    from lionmem.mcp._server import create_server as create_server
+    from lionmem.mcp._server import serve_stdio as serve_stdio
+    from lionmem.mcp._tools import MemoryTools as MemoryTools
+    from lionmem.mcp._tools import ToolResult as ToolResult
+    from lionmem.mcp._tools import UnknownTool as UnknownTool
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _PUBLIC.get(name)
     if module is None:
         msg = f"module 'lionmem.mcp' has no attribute {name!r}"
         raise AttributeError(msg)
