@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-mcp clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 # latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
+
+# memory_search through `lionmem mcp` over stdio against store.search in process, at 100,000
+# items in SQLite (about a minute): prints the Markdown table of docs/mcp.md's speed section.
+bench-mcp: $(STAMP)
+	$(BIN)/python tools/bench_mcp.py --items 100000 --rounds 200
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install
