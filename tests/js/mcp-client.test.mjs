@@ -2,11 +2,14 @@
 // store/retrieve/search round trip checked field by field, the limits, and the errors.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -177,5 +180,57 @@ describe("lionmem mcp through the TypeScript SDK client (stdio)", () => {
     const { client, transport } = await connect(t);
     process.kill(transport.pid, "SIGKILL");
     await assert.rejects(client.callTool({ name: "memory_count", arguments: {} }, undefined, { timeout: 10000 }));
+  });
+});
+
+/** Start `lionmem mcp --http 127.0.0.1:0 ...extra`; resolve to its URL once it listens. */
+async function httpServer(t, ...extra) {
+  const folder = temporaryFolder(t, "mcp-js-http");
+  const child = spawn(
+    python(),
+    ["-m", "lionmem", "mcp", "--db", path.join(folder, "memory.db"), "--http", "127.0.0.1:0", ...extra],
+    { cwd: folder, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  t.after(async () => {
+    if (child.exitCode === null) {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    }
+  });
+  let output = "";
+  for await (const chunk of child.stderr) {
+    output += chunk;
+    const found = output.match(/ at (http:\/\/\S+)\n/);
+    if (found !== null) {
+      return found[1];
+    }
+  }
+  throw new Error(`the server ended before it listened: ${output}`);
+}
+
+describe("lionmem mcp through the TypeScript SDK client (streamable HTTP)", () => {
+  const token = "node-test-token";
+
+  test("with the bearer token, stores and searches", async (t) => {
+    const url = await httpServer(t, "--token", token);
+    const client = new Client({ name: "lionmem-node-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    t.after(() => client.close());
+    await client.listTools();
+    const item = { content: { over: "http" }, tags: ["http"], metadata: { n: 1 } };
+    const { id } = structured(await client.callTool({ name: "memory_store", arguments: item }));
+    const found = structured(await client.callTool({ name: "memory_search", arguments: { tags: ["http"] } }));
+    assert.equal(found.items.length, 1);
+    assert.deepEqual({ ...found.items[0], created_at: undefined }, { ...item, id, created_at: undefined });
+  });
+
+  test("without the token the client cannot connect", async (t) => {
+    const url = await httpServer(t, "--token", token);
+    const client = new Client({ name: "lionmem-node-test", version: "1.0.0" });
+    await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(url))), /401|Unauthorized|bearer/i);
   });
 });

@@ -30,22 +30,25 @@ INITIALIZE = {
         "clientInfo": {"name": "raw-http-test", "version": "1"},
     },
 }
+PROTOCOL = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-def _client(url: str, headers: dict[str, str] | None = None) -> Client:
+def _client(url: str, headers: dict[str, str] | None = None, mode: str = "auto") -> Client:
     http = httpx2.AsyncClient(headers=headers or {}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http))
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
 def _post(url: str, **headers: str) -> httpx2.Response:
     return httpx2.post(url, json=INITIALIZE, headers={**ACCEPT, **headers}, timeout=30)
 
 
-async def test_round_trip_with_the_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_round_trip_with_the_token(mode: str, tmp_path: Path) -> None:
     """With the bearer token the client stores, retrieves, searches and counts over HTTP."""
     with http_server(tmp_path / "memory.db", "--token", TOKEN) as (url, _):
-        async with _client(url, {"Authorization": f"Bearer {TOKEN}"}) as client:
+        async with _client(url, {"Authorization": f"Bearer {TOKEN}"}, mode) as client:
+            assert client.protocol_version == PROTOCOL[mode]
             await client.list_tools()
             item = {
                 "id": "1d8f0c3e-5a2b-4c6d-9e7f-8a1b2c3d4e5f",

@@ -57,8 +57,9 @@ async def test_lists_the_generated_tools(mode: str, tmp_path: Path) -> None:
 
 
 async def test_server_identifies_itself(mode: str, tmp_path: Path) -> None:
-    """The server reports its name, lionmem's version and instructions an agent can act on."""
+    """The server speaks the era the client chose and reports its name, version and instructions."""
     async with connect(tmp_path, mode) as client:
+        assert client.protocol_version == {"auto": "2026-07-28", "legacy": "2025-11-25"}[mode]
         assert client.server_info is not None
         assert (client.server_info.name, client.server_info.version) == ("lionmem", __version__)
         assert client.instructions is not None
