@@ -86,15 +86,19 @@ def _run(args: argparse.Namespace) -> int:
             serve_http,
             serve_stdio,
         )
-        from lionmem.mcp._http import check_exposure
+        from lionmem.mcp._http import check_exposure, normal_origins
     except ImportError as exc:
         raise CommandError(str(exc)) from None
+    if args.http is None and (args.token is not None or args.allow_origin):
+        msg = "--token and --allow-origin apply to HTTP only: add --http HOST:PORT"
+        raise CommandError(msg)
     token = args.token if args.token is not None else os.environ.get(ENV_TOKEN) or None
     try:
         check_limits(args.max_limit, args.max_bytes)
         address = None if args.http is None else parse_address(args.http)
         if address is not None:
             check_exposure(address, token)
+            normal_origins(args.allow_origin)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     target = store_target(args.db)
@@ -107,10 +111,7 @@ def _run(args: argparse.Namespace) -> int:
                 _say(f"serving {describe_target(target)} over stdio")
                 await serve_stdio(server)
                 return
-            try:
-                app = http_app(server, address, token=token, allowed_origins=args.allow_origin)
-            except ValueError as exc:
-                raise CommandError(str(exc)) from None
+            app = http_app(server, address, token=token, allowed_origins=args.allow_origin)
             try:
                 await serve_http(
                     app,

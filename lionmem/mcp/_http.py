@@ -105,9 +105,12 @@ class _Guard:
         return normal in self._origins or (hostname is not None and is_loopback(hostname))
 
     def _host_allowed(self, host: str | None) -> bool:
-        if host is None:
+        if host is None or any(mark in host for mark in "@/\\?#"):
+            return False  # a Host header is host[:port], nothing more
+        try:
+            hostname = urlsplit(f"//{host}").hostname
+        except ValueError:
             return False
-        hostname = urlsplit(f"//{host}").hostname
         return hostname is not None and is_loopback(hostname)
 
     def _authorized(self, header: str | None) -> bool:
@@ -155,6 +158,18 @@ def check_exposure(address: HttpAddress, token: str | None) -> None:
         raise ValueError(msg)
 
 
+def normal_origins(origins: Iterable[str]) -> frozenset[str]:
+    """Return the origins as ``scheme://host[:port]``; ``ValueError`` for one that is not one."""
+    normal = set()
+    for origin in origins:
+        parsed = _origin(origin)
+        if parsed is None:
+            msg = f"not an origin (scheme://host[:port]): {origin!r}"
+            raise ValueError(msg)
+        normal.add(parsed)
+    return frozenset(normal)
+
+
 def http_app(
     server: Server[Any],
     address: HttpAddress,
@@ -167,20 +182,14 @@ def http_app(
     ``ValueError`` for a non-loopback address without a token or an origin that is not one.
     """
     check_exposure(address, token)
-    origins = set()
-    for origin in allowed_origins:
-        normal = _origin(origin)
-        if normal is None:
-            msg = f"not an origin (scheme://host[:port]): {origin!r}"
-            raise ValueError(msg)
-        origins.add(normal)
+    origins = normal_origins(allowed_origins)
     # The guard checks Host and Origin itself: the SDK's check ties one to the other.
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         host=address.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return _Guard(app, token=token, check_host=address.loopback, origins=frozenset(origins))
+    return _Guard(app, token=token, check_host=address.loopback, origins=origins)
 
 
 async def serve_http(

@@ -49,6 +49,14 @@ from lionmem.mcp._http import check_exposure, is_loopback
             ["--http", "127.0.0.1:0", "--allow-origin", "app.example"],
             "not an origin (scheme://host[:port]): 'app.example'",
         ),
+        (
+            ["--token", "secret"],
+            "--token and --allow-origin apply to HTTP only: add --http HOST:PORT",
+        ),
+        (
+            ["--allow-origin", "https://app.example"],
+            "--token and --allow-origin apply to HTTP only: add --http HOST:PORT",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(
@@ -58,8 +66,7 @@ def test_bad_arguments_exit_2_with_one_line(
     db = tmp_path / "memory.db"
     assert main(["mcp", "--db", str(db), *arguments]) == 2
     assert capsys.readouterr().err == f"lionmem mcp: {message}\n"
-    if "--allow-origin" not in arguments:
-        assert not db.exists()
+    assert not db.exists()
 
 
 def test_a_store_that_cannot_be_opened_exits_2(

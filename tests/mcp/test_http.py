@@ -118,6 +118,9 @@ async def test_a_foreign_host_header_is_refused_on_loopback(tmp_path: Path) -> N
             "Host not allowed: this server answers loopback hosts only",
         )
         assert _post(url, Host="localhost:1234").status_code == 200
+        assert _post(url, Host="[::1]:1234").status_code == 200
+        for host in ("attacker.example@127.0.0.1", "127.0.0.1/x", "localhost.attacker.example"):
+            assert _post(url, Host=host).status_code == 421, host
 
 
 async def test_loopback_without_a_token_serves(tmp_path: Path) -> None:
