@@ -28,7 +28,7 @@ $(NODE_STAMP): package.json package-lock.json
 install: $(STAMP) $(NODE_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m lionmem demo
+	$(BIN)/python tools/demo.py
 
 generate: install
 	$(BIN)/python tools/generate.py

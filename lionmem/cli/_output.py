@@ -32,8 +32,13 @@ __all__ = [
 ]
 
 PROGRESS_AFTER = 2000
-_CONTENT_WIDTH = 60
+_CONTENT_WIDTH = 80
+_MIN_CONTENT = 16
+_WIDE_CONTENT = 40
 _TAGS_WIDTH = 24
+_ID_WIDTH = 36
+_DATE_WIDTH = 10
+_GAP = 2
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -55,7 +60,7 @@ def _content_text(content: Any) -> str:
 
 
 def _created(created_at: float) -> str:
-    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
 def _console() -> Any:
@@ -77,26 +82,40 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
         return count
     from rich.table import Table
 
-    console = _console()
-    table = Table(show_lines=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("created (UTC)", no_wrap=True)
-    table.add_column("tags", overflow="fold")
-    table.add_column("content", overflow="fold")
-    rows = 0
-    for item in items:
-        tags = shorten(", ".join(item.tags), _TAGS_WIDTH)
-        table.add_row(
+    rows = [
+        (
             str(item.id),
             _created(item.created_at),
-            tags,
-            shorten(_content_text(item.content), _CONTENT_WIDTH),
+            ", ".join(item.tags),
+            _content_text(item.content),
         )
-        rows += 1
+        for item in items
+    ]
+    console = _console()
+    # Every cell is cut to a width computed here, so the table is one line per item with whole
+    # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
+    # is shown only where there is room; tags give way to the content.
+    columns = ["id", "created", "tags", "content"]
+    spare = console.width - _ID_WIDTH - 3 * _GAP - 1
+    if spare - _DATE_WIDTH - _GAP >= _WIDE_CONTENT:
+        spare -= _DATE_WIDTH + _GAP
+    else:
+        columns.remove("created")
+    tags_width = min(_TAGS_WIDTH, max([len("tags")] + [len(row[2]) for row in rows]))
+    tags_width = max(4, min(tags_width, spare // 3))
+    content_width = max(_MIN_CONTENT, min(_CONTENT_WIDTH, spare - tags_width))
+    table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
+    for name in columns:
+        table.add_column(name, no_wrap=True)
+    for item_id, created, tags, content in rows:
+        cells = [item_id, created, shorten(tags, tags_width), shorten(content, content_width)]
+        if "created" not in columns:
+            del cells[1]
+        table.add_row(*cells)
     if rows:
         console.print(table)
-    console.print(f"{rows} item{'' if rows == 1 else 's'}")
-    return rows
+    console.print(f"{len(rows)} item{'' if len(rows) == 1 else 's'}")
+    return len(rows)
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:
@@ -111,7 +130,8 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_row("id", str(item.id))
-    table.add_row("created_at", f"{item.created_at!r} ({_created(item.created_at)} UTC)")
+    when = datetime.fromtimestamp(item.created_at, UTC).isoformat()
+    table.add_row("created_at", f"{item.created_at!r} ({when})")
     table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
     table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
     table.add_row("content", _content_text(item.content))

@@ -71,7 +71,8 @@ class _Reader:
             if not raw.strip():
                 continue
             try:
-                item = validate(raw)
+                # Without its line break, so a JSON error's position reads "line 1 column N".
+                item = validate(raw.rstrip(b"\r\n"))
             except ValidationError as error:
                 self._bad(describe_errors(error))
                 continue
