@@ -53,7 +53,7 @@ PHRASES = [
     ("en", "The {w} in {c} was better than expected"),
     ("de", "Die Straße zum {w} in {c} ist gesperrt"),
     ("fr", "Réserver le {w} à {c} avant vendredi"),
-    ("tr", "{c} için {w} planı hazır"),
+    ("tr", "{c} için {w} planı hazır"),  # noqa: RUF001 - the Turkish dotless i is meant
     ("ja", "{c}の{w}は明日です"),
     ("es", "El {w} de {c} empieza a las ocho"),
 ]
