@@ -80,6 +80,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             count += 1
         sys.stdout.flush()
         return count
+    console = _console()
     from rich.table import Table
 
     rows = [
@@ -91,7 +92,6 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
         )
         for item in items
     ]
-    console = _console()
     # Every cell is cut to a width computed here, so the table is one line per item with whole
     # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
     # is shown only where there is room; tags give way to the content.
@@ -124,6 +124,7 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
         sys.stdout.write(item.model_dump_json() + "\n")
         sys.stdout.flush()
         return
+    console = _console()
     from rich.table import Table
 
     table = Table(show_header=False, box=None, padding=(0, 1))
@@ -135,7 +136,7 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
     table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
     table.add_row("content", _content_text(item.content))
-    _console().print(table)
+    console.print(table)
 
 
 def show_text(text: str) -> None:
