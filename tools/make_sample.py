@@ -103,12 +103,12 @@ def _metadata(rng: random.Random, lang: str) -> dict[str, Any]:
     return metadata
 
 
-def sample_items() -> list[MemoryItem]:
-    """Return the SAMPLE_SIZE items of examples/notes.jsonl, the same on every call."""
+def sample_items(count: int = SAMPLE_SIZE) -> list[MemoryItem]:
+    """Return the items of examples/notes.jsonl (or ``count`` such), the same on every call."""
     rng = random.Random(SEED)
     items = []
     created = START
-    for index in range(SAMPLE_SIZE):
+    for index in range(count):
         created += rng.uniform(1, 7200)
         content, lang = _content(rng, index)
         tags = rng.sample(TOPICS, rng.choice([0, 1, 1, 2, 2, 3]))

@@ -8,6 +8,7 @@ pty until the child closes it; ANSI escape sequences are removed and line ends b
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import re
@@ -17,6 +18,7 @@ import sys
 import termios
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "LIONMEM",
@@ -25,9 +27,11 @@ __all__ = [
     "lionmem",
     "on_terminal",
     "one_line_error",
+    "vectors",
 ]
 
 LIONMEM = Path(sys.executable).parent / "lionmem"
+VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
 
 
@@ -120,3 +124,9 @@ def one_line_error(result: Result, prefix: str) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(prefix), lines[0]
     return lines[0]
+
+
+def vectors(schema: str) -> list[dict[str, Any]]:
+    """Return the shared schema vectors of ``schema`` (tests/vectors/<schema>/), in file order."""
+    files = sorted((VECTORS / schema).glob("*.json"))
+    return [json.loads(path.read_text(encoding="utf-8")) for path in files]
