@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -105,23 +106,24 @@ def _metadata(rng: random.Random, lang: str) -> dict[str, Any]:
 
 def sample_items(count: int = SAMPLE_SIZE) -> list[MemoryItem]:
     """Return the items of examples/notes.jsonl (or ``count`` such), the same on every call."""
+    return list(iter_sample_items(count))
+
+
+def iter_sample_items(count: int) -> Iterator[MemoryItem]:
+    """Yield ``count`` sample items one by one (the first SAMPLE_SIZE are examples/notes.jsonl)."""
     rng = random.Random(SEED)
-    items = []
     created = START
     for index in range(count):
         created += rng.uniform(1, 7200)
         content, lang = _content(rng, index)
         tags = rng.sample(TOPICS, rng.choice([0, 1, 1, 2, 2, 3]))
-        items.append(
-            MemoryItem(
-                id=_uuid(rng),
-                created_at=round(created, 3),
-                content=content,
-                tags=tags,
-                metadata=_metadata(rng, lang),
-            )
+        yield MemoryItem(
+            id=_uuid(rng),
+            created_at=round(created, 3),
+            content=content,
+            tags=tags,
+            metadata=_metadata(rng, lang),
         )
-    return items
 
 
 def mixed_lines() -> list[str]:
