@@ -145,7 +145,10 @@ def bench(folder: Path, items: int, large: int, rounds: int) -> str:
     row("`lionmem export --out` (CLI, start-up included)", _best(cli_export), _best(lib_export))
     row("baseline: `items()` + `model_dump_json` in-process", _best(lib_export), None)
     row("floor: sqlite3 rows written as they are", _best(floor_export), None)
-    lines += ["", f"Peak RSS at {items:,}: import {import_rss:.0f} MiB, export {export_rss:.0f} MiB."]
+    lines += [
+        "",
+        f"Peak RSS at {items:,}: import {import_rss:.0f} MiB, export {export_rss:.0f} MiB.",
+    ]
     if large:
         big = folder / "large.jsonl"
         write_sample(big, large)
