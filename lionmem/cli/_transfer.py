@@ -148,9 +148,10 @@ async def _store_all(store: Any, reader: _Reader) -> int:
         raise _BadLine(f"{error}") from None
 
 
-def _open_output(name: str | None) -> tuple[IO[str], bool]:
+def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
     if name is None or name == "-":
-        return sys.stdout, False
+        sys.stdout.flush()
+        return sys.stdout.buffer, False
     path = Path(name)
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
@@ -159,13 +160,16 @@ def _open_output(name: str | None) -> tuple[IO[str], bool]:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
-        return path.open("w", encoding="utf-8", newline="\n"), True
+        return path.open("wb"), True
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
 
 
 def _export(args: argparse.Namespace) -> int:
+    # The model's own serializer, called directly: the bytes of model_dump_json(), unencoded.
+    to_json = MemoryItem.__pydantic_serializer__.to_json
+
     async def work(store: Any) -> int:
         items = store_method(store, "items")
         total = await store_method(store, "count")()
@@ -174,18 +178,13 @@ def _export(args: argparse.Namespace) -> int:
         written = 0
         try:
             with ProgressBar("exporting", total=total, enabled=not on_screen) as progress:
-                page: list[str] = []
+                page: list[bytes] = []
                 async for item in items(batch_size=_EXPORT_PAGE):
-                    page.append(item.model_dump_json())
+                    page.append(to_json(item))
                     if len(page) == _EXPORT_PAGE:
-                        out.write("\n".join(page) + "\n")
-                        written += len(page)
-                        progress.advance(len(page))
+                        written += _write_page(out, page, progress)
                         page = []
-                if page:
-                    out.write("\n".join(page) + "\n")
-                    written += len(page)
-                    progress.advance(len(page))
+                written += _write_page(out, page, progress)
             out.flush()
         except BaseException:
             if owned:
@@ -198,6 +197,13 @@ def _export(args: argparse.Namespace) -> int:
         return OK
 
     return run_on_store(args, work)
+
+
+def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
+    if page:
+        out.write(b"\n".join(page) + b"\n")
+        progress.advance(len(page))
+    return len(page)
 
 
 # ``commands`` is argparse's subparsers action, whose class argparse keeps private.
