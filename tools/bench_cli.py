@@ -8,7 +8,7 @@ bulk calls in this process (``store_many`` of the parsed items for import; ``ite
 with sqlite3 and writing them out. Peak memory (maximum RSS) of an export is read from the
 child's resource usage at N and at the large size: flat means the two are about equal.
 
-Usage: python tools/bench_cli.py [--items 100000] [--large 1000000] [--rounds 3]
+Usage: python -m tools.bench_cli [--items 100000] [--large 1000000] [--rounds 3]
 """
 
 from __future__ import annotations
