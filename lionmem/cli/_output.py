@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Self
 
-from lionmem.cli._errors import require_extra
+from lionmem.cli._errors import missing, require_extra
 from lionmem_models.memory_item import MemoryItem
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ __all__ = [
     "print_item",
     "print_items",
     "shorten",
-    "show_text",
 ]
 
 PROGRESS_AFTER = 2000
@@ -139,11 +138,6 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     console.print(table)
 
 
-def show_text(text: str) -> None:
-    """Print a line of text for a person, on stdout."""
-    print(text)
-
-
 class ProgressBar:
     """A progress bar on stderr that appears once ``PROGRESS_AFTER`` units are done.
 
@@ -177,7 +171,7 @@ class ProgressBar:
             self._progress.update(self._task, completed=self._done, items=self._items)
 
     def _start(self) -> None:
-        if importlib_missing("rich"):
+        if missing("rich"):
             self._enabled = False
             return
         from rich.console import Console
@@ -211,10 +205,3 @@ class ProgressBar:
             if exc is None and self._task is not None and self._total is not None:
                 self._progress.update(self._task, completed=self._total, items=self._items)
             self._progress.stop()
-
-
-def importlib_missing(module: str) -> bool:
-    """Return whether ``module`` cannot be imported here."""
-    import importlib.util
-
-    return importlib.util.find_spec(module) is None

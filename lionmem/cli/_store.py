@@ -26,6 +26,7 @@ __all__ = [
     "StoreSelectionError",
     "add_store_arguments",
     "describe_target",
+    "is_postgres",
     "open_store",
     "select_store",
     "store_target",

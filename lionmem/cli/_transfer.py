@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError
+from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._items import run_on_store, store_method
 from lionmem.cli._output import ProgressBar, is_terminal
 from lionmem.cli._store import add_store_arguments
@@ -35,15 +35,6 @@ _EXPORT_PAGE = 1000
 
 class _BadLine(Exception):
     """A line that is not a valid MemoryItem document, in all-or-nothing mode."""
-
-
-def describe_errors(error: ValidationError) -> str:
-    """Return a ValidationError as ``field: message`` parts on one line."""
-    parts = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"])
-        parts.append(f"{where}: {problem['msg']}" if where else problem["msg"])
-    return "; ".join(parts)
 
 
 @dataclass
@@ -74,7 +65,7 @@ class _Reader:
                 # Without its line break, so a JSON error's position reads "line 1 column N".
                 item = validate(raw.rstrip(b"\r\n"))
             except ValidationError as error:
-                self._bad(describe_errors(error))
+                self._bad(validation_message(error))
                 continue
             yield item
         advance(pending, size)
