@@ -11,6 +11,7 @@ time, as ``model_dump_json()`` lines, which ``import`` reads back field for fiel
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
@@ -37,6 +38,10 @@ class _BadLine(Exception):
     """A line that is not a valid MemoryItem document, in all-or-nothing mode."""
 
 
+class _Stopped(Exception):
+    """The import was interrupted: the store rolls the transaction back."""
+
+
 @dataclass
 class _Reader:
     """The items of a JSON Lines stream, with the number of the line each came from."""
@@ -46,6 +51,7 @@ class _Reader:
     progress: ProgressBar
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
+    stopped: bool = False
 
     def __iter__(self) -> Iterator[MemoryItem]:
         validate = MemoryItem.model_validate_json
@@ -53,6 +59,8 @@ class _Reader:
         pending = 0
         size = 0
         for raw in self.stream:
+            if self.stopped:
+                raise _Stopped
             self.line += 1
             pending += 1
             size += len(raw)
@@ -113,6 +121,11 @@ def _import(args: argparse.Namespace) -> int:
             except _BadLine as bad:
                 print(f"lionmem import: {bad}; nothing was imported", file=sys.stderr)
                 return PROBLEM
+            except asyncio.CancelledError:
+                # Ctrl-C: the reader stops at its next line, so the store rolls back instead of
+                # finishing (and committing) the file while the command shuts down.
+                reader.stopped = True
+                raise
         for line, reason in reader.problems:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
         source = "standard input" if args.file == "-" else args.file

@@ -261,6 +261,31 @@ def test_sigkill_mid_import_leaves_none_of_that_import(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
+    """SIGINT while an import writes: it stops soon, says so, exits 130 and stores none of it."""
+    db, before = _store_with_two_items(tmp_path)
+    _big_file(tmp_path / "big.jsonl", 400_000)
+    wal = db.with_name(db.name + "-wal")
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "big.jsonl", "--db", str(db)],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (wal.exists() and wal.stat().st_size > 8_000_000):
+        assert process.poll() is None, "the import ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert (process.returncode, stdout, stderr) == (130, "", "lionmem import: interrupted\n")
+    assert _export(db) == before
+
+
+@pytest.mark.slow
 def test_round_trip_of_100000_items_between_two_sqlite_stores(tmp_path: Path) -> None:
     """100,000 varied items: file -> store -> export is the file; export | import -> same export."""
     source = tmp_path / "100k.jsonl"
