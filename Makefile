@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-mcp clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-cli bench-mcp clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(NODE_STAMP): package.json package-lock.json
 install: $(STAMP) $(NODE_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m lionmem demo
+	$(BIN)/python tools/demo.py
 
 generate: install
 	$(BIN)/python tools/generate.py
@@ -52,6 +52,12 @@ bench: $(STAMP)
 # latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
+
+# `lionmem import` and `lionmem export` through the console script at 100,000 sample items into
+# SQLite, beside the library's bulk calls, and the peak memory of an export of 1,000,000 items
+# (a few minutes): prints Markdown tables.
+bench-cli: $(STAMP)
+	$(BIN)/python -m tools.bench_cli
 
 # memory_search through `lionmem mcp` over stdio against store.search in process, at 100,000
 # items in SQLite (about a minute): prints the Markdown table of docs/mcp.md's speed section.

@@ -8,9 +8,21 @@ itself found something wrong (invalid lines, a failed case, an id with no item).
 
 from __future__ import annotations
 
-from typing import Final
+import importlib.util
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["OK", "PROBLEM", "USAGE", "CommandError", "require_extra"]
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+__all__ = [
+    "OK",
+    "PROBLEM",
+    "USAGE",
+    "CommandError",
+    "missing",
+    "require_extra",
+    "validation_message",
+]
 
 OK: Final = 0
 PROBLEM: Final = 1
@@ -21,10 +33,22 @@ class CommandError(Exception):
     """A problem a person can act on; its message is one line naming it."""
 
 
+def missing(module: str) -> bool:
+    """Return whether ``module`` (a top-level package) cannot be imported here."""
+    return importlib.util.find_spec(module) is None
+
+
 def require_extra(module: str, extra: str = "cli") -> None:
     """Raise ``CommandError`` naming the extra to install when ``module`` cannot be imported."""
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
+    if missing(module):
         msg = f"this command needs the '{extra}' extra: pip install 'lionmem[{extra}]'"
         raise CommandError(msg)
+
+
+def validation_message(error: ValidationError) -> str:
+    """Return a pydantic ValidationError on one line: ``field: message`` parts joined by ``;``."""
+    parts = []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        parts.append(f"{where}: {problem['msg']}" if where else problem["msg"])
+    return "; ".join(parts)

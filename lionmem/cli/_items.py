@@ -17,7 +17,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError
+from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._output import print_item, print_items
 from lionmem.cli._store import add_store_arguments, open_store, store_target
 from lionmem_models.memory_item import MemoryItem
@@ -92,7 +92,7 @@ def _add(args: argparse.Namespace) -> int:
     try:
         item = MemoryItem(content=content, tags=args.tags or [], metadata=metadata)
     except ValidationError as error:
-        raise CommandError(_validation_line(error)) from None
+        raise CommandError(validation_message(error)) from None
 
     async def work(store: Any) -> int:
         await store.store(item)
@@ -100,14 +100,6 @@ def _add(args: argparse.Namespace) -> int:
         return OK
 
     return run_on_store(args, work, create=True)
-
-
-def _validation_line(error: ValidationError) -> str:
-    problems = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "item"
-        problems.append(f"{where}: {problem['msg']}")
-    return "; ".join(problems)
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -136,7 +128,7 @@ def _search(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     except ValidationError as error:
-        raise CommandError(_validation_line(error)) from None
+        raise CommandError(validation_message(error)) from None
 
     async def work(store: Any) -> int:
         print_items(await store.search(query), json_lines=args.json)

@@ -2,7 +2,7 @@
 
 A command module has ``register(commands)``, which adds its subparsers (each with
 ``set_defaults(handler=...)``, a function of the parsed arguments that returns the exit
-status). ``main`` turns ``CommandError``, ``StoreSelectionError`` and store errors into one line
+status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns ``CommandError``, ``StoreSelectionError`` and store errors into one line
 on stderr and exit status 2, so a person sees what to fix and never a traceback.
 """
 
@@ -12,9 +12,8 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
+from importlib import import_module
 
-from lionmem.cli import _conformance, _items, _mcp, _schema, _transfer, _validate
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
@@ -22,7 +21,14 @@ from lionmem.errors import MemoryAdapterError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # One line per command module, in the order ``lionmem --help`` lists them.
-COMMANDS: tuple[ModuleType, ...] = (_items, _transfer, _validate, _schema, _conformance, _mcp)
+COMMANDS: tuple[str, ...] = (
+    "lionmem.cli._items",
+    "lionmem.cli._transfer",
+    "lionmem.cli._validate",
+    "lionmem.cli._schema",
+    "lionmem.cli._conformance",
+    "lionmem.cli._mcp",
+)
 
 _DESCRIPTION = (
     "Look into a lionmem store, load data into it, move it between stores and check JSON "
@@ -38,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lionmem {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
-        module.register(commands)
+        import_module(module).register(commands)
     return parser
 
 

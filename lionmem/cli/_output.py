@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Self
 
-from lionmem.cli._errors import require_extra
+from lionmem.cli._errors import missing, require_extra
 from lionmem_models.memory_item import MemoryItem
 
 if TYPE_CHECKING:
@@ -28,12 +28,16 @@ __all__ = [
     "print_item",
     "print_items",
     "shorten",
-    "show_text",
 ]
 
 PROGRESS_AFTER = 2000
-_CONTENT_WIDTH = 60
+_CONTENT_WIDTH = 80
+_MIN_CONTENT = 16
+_WIDE_CONTENT = 40
 _TAGS_WIDTH = 24
+_ID_WIDTH = 36
+_DATE_WIDTH = 10
+_GAP = 2
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -55,7 +59,7 @@ def _content_text(content: Any) -> str:
 
 
 def _created(created_at: float) -> str:
-    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
 def _console() -> Any:
@@ -75,28 +79,42 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             count += 1
         sys.stdout.flush()
         return count
+    console = _console()
     from rich.table import Table
 
-    console = _console()
-    table = Table(show_lines=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("created (UTC)", no_wrap=True)
-    table.add_column("tags", overflow="fold")
-    table.add_column("content", overflow="fold")
-    rows = 0
-    for item in items:
-        tags = shorten(", ".join(item.tags), _TAGS_WIDTH)
-        table.add_row(
+    rows = [
+        (
             str(item.id),
             _created(item.created_at),
-            tags,
-            shorten(_content_text(item.content), _CONTENT_WIDTH),
+            ", ".join(item.tags),
+            _content_text(item.content),
         )
-        rows += 1
+        for item in items
+    ]
+    # Every cell is cut to a width computed here, so the table is one line per item with whole
+    # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
+    # is shown only where there is room; tags give way to the content.
+    columns = ["id", "created", "tags", "content"]
+    spare = console.width - _ID_WIDTH - 3 * _GAP - 1
+    if spare - _DATE_WIDTH - _GAP >= _WIDE_CONTENT:
+        spare -= _DATE_WIDTH + _GAP
+    else:
+        columns.remove("created")
+    tags_width = min(_TAGS_WIDTH, max([len("tags")] + [len(row[2]) for row in rows]))
+    tags_width = max(4, min(tags_width, spare // 3))
+    content_width = max(_MIN_CONTENT, min(_CONTENT_WIDTH, spare - tags_width))
+    table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
+    for name in columns:
+        table.add_column(name, no_wrap=True)
+    for item_id, created, tags, content in rows:
+        cells = [item_id, created, shorten(tags, tags_width), shorten(content, content_width)]
+        if "created" not in columns:
+            del cells[1]
+        table.add_row(*cells)
     if rows:
         console.print(table)
-    console.print(f"{rows} item{'' if rows == 1 else 's'}")
-    return rows
+    console.print(f"{len(rows)} item{'' if len(rows) == 1 else 's'}")
+    return len(rows)
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:
@@ -105,22 +123,19 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
         sys.stdout.write(item.model_dump_json() + "\n")
         sys.stdout.flush()
         return
+    console = _console()
     from rich.table import Table
 
     table = Table(show_header=False, box=None, padding=(0, 1))
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_row("id", str(item.id))
-    table.add_row("created_at", f"{item.created_at!r} ({_created(item.created_at)} UTC)")
+    when = datetime.fromtimestamp(item.created_at, UTC).isoformat()
+    table.add_row("created_at", f"{item.created_at!r} ({when})")
     table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
     table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
     table.add_row("content", _content_text(item.content))
-    _console().print(table)
-
-
-def show_text(text: str) -> None:
-    """Print a line of text for a person, on stdout."""
-    print(text)
+    console.print(table)
 
 
 class ProgressBar:
@@ -156,7 +171,7 @@ class ProgressBar:
             self._progress.update(self._task, completed=self._done, items=self._items)
 
     def _start(self) -> None:
-        if importlib_missing("rich"):
+        if missing("rich"):
             self._enabled = False
             return
         from rich.console import Console
@@ -190,10 +205,3 @@ class ProgressBar:
             if exc is None and self._task is not None and self._total is not None:
                 self._progress.update(self._task, completed=self._total, items=self._items)
             self._progress.stop()
-
-
-def importlib_missing(module: str) -> bool:
-    """Return whether ``module`` cannot be imported here."""
-    import importlib.util
-
-    return importlib.util.find_spec(module) is None

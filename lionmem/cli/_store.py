@@ -26,6 +26,7 @@ __all__ = [
     "StoreSelectionError",
     "add_store_arguments",
     "describe_target",
+    "is_postgres",
     "open_store",
     "select_store",
     "store_target",
@@ -110,8 +111,8 @@ async def open_store(target: str, *, namespace: str | None = None, create: bool 
 
 
 def _one_line(exc: BaseException, target: str) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
     shown = describe_target(target)
+    text = " ".join(str(exc).replace(target, shown).split()) or type(exc).__name__
     if shown in text or repr(shown) in text:
         return text
     return f"cannot open {shown}: {text}"

@@ -11,6 +11,7 @@ time, as ``model_dump_json()`` lines, which ``import`` reads back field for fiel
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
@@ -21,7 +22,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError
+from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._items import run_on_store, store_method
 from lionmem.cli._output import ProgressBar, is_terminal
 from lionmem.cli._store import add_store_arguments
@@ -37,13 +38,8 @@ class _BadLine(Exception):
     """A line that is not a valid MemoryItem document, in all-or-nothing mode."""
 
 
-def describe_errors(error: ValidationError) -> str:
-    """Return a ValidationError as ``field: message`` parts on one line."""
-    parts = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"])
-        parts.append(f"{where}: {problem['msg']}" if where else problem["msg"])
-    return "; ".join(parts)
+class _Stopped(Exception):
+    """The import was interrupted: the store rolls the transaction back."""
 
 
 @dataclass
@@ -55,6 +51,7 @@ class _Reader:
     progress: ProgressBar
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
+    stopped: bool = False
 
     def __iter__(self) -> Iterator[MemoryItem]:
         validate = MemoryItem.model_validate_json
@@ -62,6 +59,8 @@ class _Reader:
         pending = 0
         size = 0
         for raw in self.stream:
+            if self.stopped:
+                raise _Stopped
             self.line += 1
             pending += 1
             size += len(raw)
@@ -71,9 +70,10 @@ class _Reader:
             if not raw.strip():
                 continue
             try:
-                item = validate(raw)
+                # Without its line break, so a JSON error's position reads "line 1 column N".
+                item = validate(raw.rstrip(b"\r\n"))
             except ValidationError as error:
-                self._bad(describe_errors(error))
+                self._bad(validation_message(error))
                 continue
             yield item
         advance(pending, size)
@@ -121,6 +121,11 @@ def _import(args: argparse.Namespace) -> int:
             except _BadLine as bad:
                 print(f"lionmem import: {bad}; nothing was imported", file=sys.stderr)
                 return PROBLEM
+            except asyncio.CancelledError:
+                # Ctrl-C: the reader stops at its next line, so the store rolls back instead of
+                # finishing (and committing) the file while the command shuts down.
+                reader.stopped = True
+                raise
         for line, reason in reader.problems:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
         source = "standard input" if args.file == "-" else args.file
@@ -147,9 +152,10 @@ async def _store_all(store: Any, reader: _Reader) -> int:
         raise _BadLine(f"{error}") from None
 
 
-def _open_output(name: str | None) -> tuple[IO[str], bool]:
+def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
     if name is None or name == "-":
-        return sys.stdout, False
+        sys.stdout.flush()
+        return sys.stdout.buffer, False
     path = Path(name)
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
@@ -158,13 +164,16 @@ def _open_output(name: str | None) -> tuple[IO[str], bool]:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
-        return path.open("w", encoding="utf-8", newline="\n"), True
+        return path.open("wb"), True
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
 
 
 def _export(args: argparse.Namespace) -> int:
+    # The model's own serializer, called directly: the bytes of model_dump_json(), unencoded.
+    to_json = MemoryItem.__pydantic_serializer__.to_json
+
     async def work(store: Any) -> int:
         items = store_method(store, "items")
         total = await store_method(store, "count")()
@@ -173,18 +182,13 @@ def _export(args: argparse.Namespace) -> int:
         written = 0
         try:
             with ProgressBar("exporting", total=total, enabled=not on_screen) as progress:
-                page: list[str] = []
+                page: list[bytes] = []
                 async for item in items(batch_size=_EXPORT_PAGE):
-                    page.append(item.model_dump_json())
+                    page.append(to_json(item))
                     if len(page) == _EXPORT_PAGE:
-                        out.write("\n".join(page) + "\n")
-                        written += len(page)
-                        progress.advance(len(page))
+                        written += _write_page(out, page, progress)
                         page = []
-                if page:
-                    out.write("\n".join(page) + "\n")
-                    written += len(page)
-                    progress.advance(len(page))
+                written += _write_page(out, page, progress)
             out.flush()
         except BaseException:
             if owned:
@@ -197,6 +201,13 @@ def _export(args: argparse.Namespace) -> int:
         return OK
 
     return run_on_store(args, work)
+
+
+def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
+    if page:
+        out.write(b"\n".join(page) + b"\n")
+        progress.advance(len(page))
+    return len(page)
 
 
 # ``commands`` is argparse's subparsers action, whose class argparse keeps private.

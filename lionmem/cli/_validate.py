@@ -116,14 +116,14 @@ def problems(path: Path, text: str, schema: str) -> tuple[int, int, list[str]]:
             where = line + getattr(error, "lineno", 1) - 1
             found.append(f"{path}:{where}: not JSON: {reason}")
             continue
-        errors = sorted(
-            validator.iter_errors(value), key=lambda e: (json_path(e.absolute_path), e.message)
-        )
-        invalid += bool(errors)
-        for problem in errors:
+        located = []
+        for problem in validator.iter_errors(value):
             parts = list(problem.absolute_path)
             where = line + document.count("\n", 0, _located(document, parts))
-            found.append(f"{path}:{where}: {json_path(parts)}: {problem.message}")
+            located.append((where, json_path(parts), problem.message))
+        invalid += bool(located)
+        # In the order a person reads the file: by line, then path, then message.
+        found.extend(f"{path}:{where}: {at}: {message}" for where, at, message in sorted(located))
     return count, invalid, found
 
 
