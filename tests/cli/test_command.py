@@ -15,6 +15,7 @@ from tests.cli.support import clean_env, lionmem
 
 COMMANDS = [
     "add", "get", "search", "count", "delete", "import", "export", "validate", "schema", "conformance",
+    "mcp",
 ]  # fmt: skip
 
 
