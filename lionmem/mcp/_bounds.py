@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_MAX_LIMIT",
     "ENVELOPE",
     "OMITTED_ENTRY",
+    "SEARCH_FRAME",
     "check_limits",
     "cost",
     "result_size",
@@ -35,6 +36,9 @@ ENVELOPE = 1024
 
 OMITTED_ENTRY = 160
 """An upper bound of the cost of one ``{"id": ..., "bytes": ...}`` entry of ``omitted``."""
+
+SEARCH_FRAME = 200
+"""An upper bound of the cost of an empty search result (its keys and the limit, both copies)."""
 
 
 def cost(value: Any) -> int:
@@ -54,7 +58,7 @@ def check_limits(max_limit: int, max_bytes: int) -> None:
     if max_limit < 0:
         msg = f"the maximum search limit must be 0 or more, got {max_limit}"
         raise ValueError(msg)
-    needed = ENVELOPE + 200 + OMITTED_ENTRY * max_limit
+    needed = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * max_limit
     if max_bytes < needed:
         msg = (
             f"a response cap of {max_bytes} bytes is too small for a maximum search limit of "

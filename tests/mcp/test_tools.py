@@ -14,7 +14,14 @@ from pydantic_core import to_json
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, SQLiteMemoryStore
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.mcp import MemoryTools, ToolResult, UnknownTool
-from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, check_limits, result_size
+from lionmem.mcp._bounds import (
+    ENVELOPE,
+    OMITTED_ENTRY,
+    SEARCH_FRAME,
+    check_limits,
+    cost,
+    result_size,
+)
 
 ITEM: dict[str, Any] = {
     "id": "0b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
@@ -326,7 +333,7 @@ async def test_a_search_result_always_fits_and_accounts_for_every_hit(
     store = InMemoryStore()
     for index, size in enumerate(sizes):
         await store.store(MemoryItem(id=UUID(int=index + 1), content=text * size))
-    max_bytes = ENVELOPE + 200 + OMITTED_ENTRY * max_limit + 3000
+    max_bytes = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * max_limit + 3000
     tools = MemoryTools(store, max_limit=max_limit, max_bytes=max_bytes)
     result = ok(await tools.call("memory_search", {"limit": 12}))
     hits = [str(UUID(int=index + 1)) for index in range(min(len(sizes), max_limit))]
@@ -342,7 +349,7 @@ async def test_a_search_result_always_fits_and_accounts_for_every_hit(
 
 def test_a_cap_too_small_for_the_limit_is_refused() -> None:
     """The cap must leave room to report every hit of a full search as omitted."""
-    check_limits(10, ENVELOPE + 200 + OMITTED_ENTRY * 10)
+    check_limits(10, ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * 10)
     with pytest.raises(
         ValueError,
         match=r"^a response cap of 2000 bytes is too small for a maximum search limit of 10: at least 2824 bytes are needed to list every hit left out$",
@@ -356,3 +363,11 @@ async def test_an_unknown_tool_raises() -> None:
     """An unknown tool name is not a tool error but UnknownTool (a protocol error upstream)."""
     with pytest.raises(UnknownTool, match="unknown tool 'memory_forget'"):
         await MemoryTools(InMemoryStore()).call("memory_forget", {})
+
+
+def test_the_reserves_bound_what_they_reserve_for() -> None:
+    """SEARCH_FRAME covers an empty search result and OMITTED_ENTRY the largest omitted entry."""
+    empty = {"items": [], "limit": 2**63, "omitted": []}
+    assert result_size(empty) - ENVELOPE <= SEARCH_FRAME
+    entry = {"id": str(UUID(int=2**128 - 1)), "bytes": 2**64}
+    assert cost(entry) <= OMITTED_ENTRY

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY
+from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, SEARCH_FRAME
 from tests.mcp.support import server_command
 
 MAX_LIMIT = 10
-MAX_BYTES = ENVELOPE + 200 + OMITTED_ENTRY * MAX_LIMIT + 6000
+MAX_BYTES = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * MAX_LIMIT + 6000
 
 
 class RawSession:
