@@ -12,7 +12,7 @@ from types import CodeType
 import pytest
 
 from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
-from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY
+from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, SEARCH_FRAME
 from tests.mcp.support import REPO
 
 PAGE = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
@@ -54,6 +54,7 @@ def test_the_numbers_on_the_page_are_the_defaults() -> None:
     assert f"(default {DEFAULT_MAX_LIMIT})" in PAGE
     assert f"(default {DEFAULT_MAX_BYTES}, 256 KiB)" in PAGE
     assert DEFAULT_MAX_BYTES == 256 * 1024
-    assert f"about {OMITTED_ENTRY} bytes per hit" in PAGE
-    assert ENVELOPE == 1024
-    assert "plus 1 KiB" in PAGE
+    assert (
+        f"({OMITTED_ENTRY} bytes per hit of `--max-limit`, plus {ENVELOPE + SEARCH_FRAME:,} bytes)"
+        in PAGE
+    )
