@@ -24,7 +24,6 @@ _PUBLIC: dict[str, str] = {
     "HttpAddress": "lionmem.mcp._http",
     "MemoryTools": "lionmem.mcp._tools",
     "ToolResult": "lionmem.mcp._tools",
-    "UnknownTool": "lionmem.mcp._tools",
     "check_limits": "lionmem.mcp._bounds",
     "create_server": "lionmem.mcp._server",
     "http_app": "lionmem.mcp._http",
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from lionmem.mcp._server import serve_stdio as serve_stdio
     from lionmem.mcp._tools import MemoryTools as MemoryTools
     from lionmem.mcp._tools import ToolResult as ToolResult
-    from lionmem.mcp._tools import UnknownTool as UnknownTool
 
 
 def __getattr__(name: str) -> Any:

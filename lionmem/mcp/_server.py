@@ -14,8 +14,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from lionmem.errors import UnknownToolError
 from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
-from lionmem.mcp._tools import MemoryTools, UnknownTool
+from lionmem.mcp._tools import MemoryTools
 from lionmem.protocol import MemoryStore
 
 __all__ = ["create_server", "serve_stdio"]
@@ -59,7 +60,7 @@ def create_server(
     ) -> types.CallToolResult:
         try:
             result = await tools.call(params.name, params.arguments)
-        except UnknownTool as exc:
+        except UnknownToolError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)],

@@ -3,7 +3,7 @@
 ``MemoryTools.call(name, arguments)`` validates the arguments against the tool's input schema
 (the generated document the client was shown), builds the ``MemoryItem`` or ``MemoryQuery``,
 awaits the store, and returns the structured result with its JSON text. Every failure becomes an
-error result naming the problem; only an unknown tool name raises (``UnknownTool``), since that is
+error result naming the problem; only an unknown tool name raises (``UnknownToolError``), since that is
 a protocol error, not a tool error. A result never exceeds the server's response cap: see
 ``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
 """
@@ -21,7 +21,12 @@ from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
+from lionmem.errors import (
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    UnknownToolError,
+    UnsupportedMemoryQuery,
+)
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
@@ -35,16 +40,12 @@ from lionmem.protocol import MemoryStore
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["MemoryTools", "ToolResult", "UnknownTool"]
+__all__ = ["MemoryTools", "ToolResult"]
 
 _log = logging.getLogger("lionmem.mcp")
 _MAX_REPORTED = 5
 
 Structured = dict[str, Any]
-
-
-class UnknownTool(LookupError):
-    """The client called a tool this server does not list."""
 
 
 class _Refused(Exception):
@@ -130,12 +131,12 @@ class MemoryTools:
         }
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
-        """Run tool ``name``; every failure is an error result, an unknown name ``UnknownTool``."""
+        """Run tool ``name``; every failure is an error result, an unknown name ``UnknownToolError``."""
         validator = self._validators.get(name)
         if validator is None:
             listed = ", ".join(document.name for document in self.documents)
             msg = f"unknown tool {name!r}; this server has {listed}"
-            raise UnknownTool(msg)
+            raise UnknownToolError(msg)
         try:
             arguments = {} if arguments is None else arguments
             problems = _schema_problems(validator, arguments)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic_core import to_json
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, SQLiteMemoryStore
-from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.mcp import MemoryTools, ToolResult, UnknownTool
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnknownToolError
+from lionmem.mcp import MemoryTools, ToolResult
 from lionmem.mcp._bounds import (
     ENVELOPE,
     OMITTED_ENTRY,
@@ -111,7 +111,7 @@ async def test_a_store_without_delete_and_count_has_three_tools() -> None:
         "memory_search",
     ]
     with pytest.raises(
-        UnknownTool,
+        UnknownToolError,
         match="unknown tool 'memory_count'; this server has memory_store, memory_retrieve, memory_search",
     ):
         await tools.call("memory_count", {})
@@ -360,8 +360,8 @@ def test_a_cap_too_small_for_the_limit_is_refused() -> None:
 
 
 async def test_an_unknown_tool_raises() -> None:
-    """An unknown tool name is not a tool error but UnknownTool (a protocol error upstream)."""
-    with pytest.raises(UnknownTool, match="unknown tool 'memory_forget'"):
+    """An unknown tool name is not a tool error but UnknownToolError (a protocol error upstream)."""
+    with pytest.raises(UnknownToolError, match="unknown tool 'memory_forget'"):
         await MemoryTools(InMemoryStore()).call("memory_forget", {})
 
 
