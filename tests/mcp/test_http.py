@@ -201,3 +201,16 @@ def _without_token() -> dict[str, Any]:
     import os
 
     return {key: value for key, value in os.environ.items() if key != "LIONMEM_MCP_TOKEN"}
+
+
+def test_a_request_body_over_4_mib_is_refused(tmp_path: Path) -> None:
+    """The SDK's body limit holds behind the guard: 413 for a request over 4 MiB."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_store", "arguments": {"content": "x" * (4 * 2**20)}},
+        }
+        response = httpx2.post(url, json=call, headers=ACCEPT, timeout=60)
+        assert response.status_code == 413
