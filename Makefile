@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-lionagi clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(NODE_STAMP): package.json package-lock.json
 install: $(STAMP) $(NODE_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m lionmem demo
+	$(BIN)/python tools/demo.py
 
 generate: install
 	$(BIN)/python tools/generate.py
@@ -57,6 +57,17 @@ bench-sqlite: $(STAMP)
 # for reference (under a minute): prints a Markdown table.
 bench-lionagi: $(STAMP)
 	$(BIN)/python tools/bench_lionagi.py
+
+# `lionmem import` and `lionmem export` through the console script at 100,000 sample items into
+# SQLite, beside the library's bulk calls, and the peak memory of an export of 1,000,000 items
+# (a few minutes): prints Markdown tables.
+bench-cli: $(STAMP)
+	$(BIN)/python -m tools.bench_cli
+
+# memory_search through `lionmem mcp` over stdio against store.search in process, at 100,000
+# items in SQLite (about a minute): prints the Markdown table of docs/mcp.md's speed section.
+bench-mcp: $(STAMP)
+	$(BIN)/python tools/bench_mcp.py --items 100000 --rounds 200
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install

@@ -28,6 +28,7 @@ _PUBLIC: dict[str, str] = {
     "Pile": "lionmem.pile",
     "SQLiteMemoryStore": "lionmem.stores.sqlite",
     "Session": "lionmem.session",
+    "UnknownToolError": "lionmem.errors",
     "UnrepresentableValueError": "lionmem.errors",
     "UnsupportedMemoryQuery": "lionmem.errors",
     "schema_path": "lionmem._schemas",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from lionmem.errors import IncompatibleDatabaseError as IncompatibleDatabaseError
     from lionmem.errors import MemoryAdapterError as MemoryAdapterError
     from lionmem.errors import MemoryAdapterUnavailable as MemoryAdapterUnavailable
+    from lionmem.errors import UnknownToolError as UnknownToolError
     from lionmem.errors import UnrepresentableValueError as UnrepresentableValueError
     from lionmem.errors import UnsupportedMemoryQuery as UnsupportedMemoryQuery
     from lionmem.pile import Pile as Pile

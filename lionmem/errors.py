@@ -5,7 +5,7 @@ The stable errors of ADR-0093 D3 let applications tell "not found" (``None``), "
 apart without knowing the service's SDK; adapters chain the native exception as the cause. The
 SQLite store adds :class:`UnrepresentableValueError` (a value JSON cannot give back exactly) and
 :class:`IncompatibleDatabaseError` (a file it cannot read), and ``Session.remove_branch`` raises
-:class:`BranchNotFoundError`. Invalid ``MemoryItem``/``MemoryQuery``/manifest input stays a
+:class:`BranchNotFoundError`, the MCP server :class:`UnknownToolError`. Invalid ``MemoryItem``/``MemoryQuery``/manifest input stays a
 pydantic ``ValidationError``.
 """
 
@@ -18,6 +18,7 @@ __all__ = [
     "IncompatibleDatabaseError",
     "MemoryAdapterError",
     "MemoryAdapterUnavailable",
+    "UnknownToolError",
     "UnrepresentableValueError",
     "UnsupportedMemoryQuery",
 ]
@@ -81,3 +82,7 @@ class IncompatibleDatabaseError(MemoryAdapterError):
 
 class BranchNotFoundError(LookupError):
     """``Session.remove_branch`` was given a branch, id or id string that the session does not hold."""
+
+
+class UnknownToolError(LookupError):
+    """An MCP client called a tool that ``lionmem mcp`` does not list (for its store)."""

@@ -24,6 +24,8 @@ import tomllib
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -145,9 +147,98 @@ def generate_typescript(out: Path) -> None:
     )
 
 
+MCP_TOOLS = ROOT / "tools" / "codegen" / "mcp_tools.json"
+MCP_HEADER = (
+    "Generated from schema/ and tools/codegen/mcp_tools.json by tools/generate.py: do not edit "
+    "by hand. Regenerate with `python tools/generate.py`."
+)
+# Annotations of a whole document that mean nothing once it is bundled inside another.
+DOCUMENT_KEYWORDS = ("$schema", "$id")
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schema_documents() -> dict[str, dict[str, Any]]:
+    """Return the documents of schema/ keyed by their $id."""
+    documents = {}
+    for path in sorted((ROOT / "schema").glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        documents[document["$id"]] = document
+    return documents
+
+
+def _bundle(schema: dict[str, Any], documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Return ``schema`` as one self-contained document: every schema/ document it reaches sits
+    under ``$defs`` at the root, named by its title, and every ``$ref`` points into the result.
+
+    MCP clients resolve no reference outside the tool's own schema, so nothing may point out.
+    A schema that is only a reference to a schema/ document becomes that document itself.
+    """
+    defs: dict[str, Any] = {}
+    # Where each document's content sits in the result, as a JSON pointer.
+    location: dict[str, str] = {}
+
+    def pointer_to(ref: str, base: str) -> str:
+        target, _, fragment = urljoin(base, ref).partition("#")
+        if target == base:
+            return location[base] + fragment
+        if target not in documents:
+            sys.exit(f"tools/generate.py: {ref!r} does not name a document of schema/")
+        if target not in location:
+            embed(target)
+        return location[target] + fragment
+
+    def rewrite(node: Any, base: str, top: bool = False) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: pointer_to(value, base) if key == "$ref" else rewrite(value, base)
+                for key, value in node.items()
+                if not (top and key in DOCUMENT_KEYWORDS)
+            }
+        if isinstance(node, list):
+            return [rewrite(value, base) for value in node]
+        return node
+
+    def embed(document_id: str) -> None:
+        name = str(documents[document_id]["title"])
+        location[document_id] = f"#/$defs/{name}"
+        defs[name] = rewrite(documents[document_id], document_id, top=True)
+
+    if set(schema) == {"$ref"} and schema["$ref"] in documents:
+        base = schema["$ref"]
+        location[base] = "#"
+        root = rewrite(documents[base], base, top=True)
+    else:
+        location[""] = "#"
+        root = rewrite(schema, "")
+    if "$defs" in root and defs:
+        sys.exit("tools/generate.py: a bundled tool schema may not have $defs of its own")
+    return {"$schema": DRAFT_2020_12, **root, **({"$defs": defs} if defs else {})}
+
+
+def generate_mcp(out: Path) -> None:
+    """Write one self-contained MCP tool document per tool to ``out``."""
+    documents = _schema_documents()
+    spec = json.loads(MCP_TOOLS.read_text(encoding="utf-8"))
+    out.mkdir(parents=True)
+    for entry in spec["tools"]:
+        tool = {key: value for key, value in entry.items() if key != "requires"}
+        tool["inputSchema"] = _bundle(entry["inputSchema"], documents)
+        tool["outputSchema"] = _bundle(entry["outputSchema"], documents)
+        document = {"$comment": MCP_HEADER, "requires": entry.get("requires"), "tool": tool}
+        _write_json(out / f"{entry['name']}.json", document)
+    # The order in which the server lists the tools.
+    names = [entry["name"] for entry in spec["tools"]]
+    _write_json(out / "index.json", {"$comment": MCP_HEADER, "tools": names})
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 TARGETS: dict[str, Callable[[Path], None]] = {
     "lionmem_models": generate_python,
     "typescript": generate_typescript,
+    "mcp": generate_mcp,
 }
 
 

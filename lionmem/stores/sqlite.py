@@ -24,7 +24,8 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 * Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
   write ``MemoryAdapterError``; a foreign or newer file ``IncompatibleDatabaseError``.
 
-Extras beyond the protocol: ``store_many``, ``delete``, ``count`` and ``items()``.
+Extras beyond the protocol: ``store_many``, ``store_stream``, ``delete``, ``count`` and
+``items()``.
 """
 
 from __future__ import annotations
@@ -537,6 +538,24 @@ class SQLiteMemoryStore:
                 return
             last = rows[-1][0]
 
+    async def store_stream(
+        self,
+        items: Iterable[MemoryItem],
+        *,
+        on_unrepresentable: Callable[[MemoryItem, UnrepresentableValueError], None] | None = None,
+    ) -> int:
+        """Store every item ``items`` yields in one transaction; return how many were stored.
+
+        Unlike ``store_many`` nothing is held in memory: ``items`` is consumed in the worker
+        thread, inside the transaction, one item at a time (so it must not use this store). Any
+        exception it raises, or an item that cannot be stored exactly, rolls everything back and
+        is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
+        """
+        where = repr(self._path)
+        return await self._call(
+            partial(_write_stream, items=items, skip=on_unrepresentable, where=where)
+        )
+
 
 # -- operations, run in the worker thread ---------------------------------------------------
 
@@ -658,3 +677,32 @@ def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, Me
         (after, size),
     ).fetchall()
     return [(row[0], _decode_row(row[1:])) for row in rows]
+
+
+def _write_stream(
+    conn: sqlite3.Connection,
+    items: Iterable[MemoryItem],
+    skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
+    where: str,
+) -> int:
+    stored = 0
+    begun = False
+    try:
+        with transaction(conn):
+            begun = True
+            for item in items:
+                try:
+                    encoded = encode_item(_require_item(item))
+                except UnrepresentableValueError as exc:
+                    if skip is None:
+                        raise
+                    skip(item, exc)
+                    continue
+                _upsert(conn, encoded)
+                stored += 1
+    except sqlite3.Error as exc:
+        if not begun:
+            raise  # nothing consumed yet: the whole operation may be retried
+        # Items were consumed and cannot be read again, so this failure is final.
+        raise _translate(exc, where) from exc
+    return stored

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lionmem.__main__ import main
+from lionmem.cli import main
 from lionmem.conformance import CASES, ConformanceReport
 
 HONEST = "lionmem.conformance.fake:FakeHarness"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import lionmem
-from lionmem.__main__ import main
+from lionmem.cli import main
 
 
 def _shipped(name: str) -> bytes:
@@ -79,7 +79,7 @@ def test_unknown_name_exits_2_naming_the_available_schemas(
     assert (status, captured.out, captured.err) == (
         2,
         "",
-        f"python -m lionmem schema: no lionmem schema named 'memory_itme'; available: {available}\n",
+        f"lionmem schema: no lionmem schema named 'memory_itme'; available: {available}\n",
     )
 
 
@@ -89,3 +89,12 @@ def test_unknown_name_with_out_writes_nothing(
     """An unknown name with ``--out`` fails before creating the folder."""
     target = tmp_path / "out"
     assert (main(["schema", "nope", "--out", str(target)]), target.exists()) == (2, False)
+
+
+@pytest.mark.parametrize("name", ["MemoryItem", "memory_item", "memory_item.json"])
+def test_a_schema_is_named_by_file_name_or_title(
+    name: str, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """``schema MemoryItem`` (the title) prints the same file as ``schema memory_item``."""
+    assert main(["schema", name]) == 0
+    assert capsysbinary.readouterr().out == _shipped("memory_item")

@@ -660,19 +660,6 @@ async def test_a_private_store_is_isolated() -> None:
     assert await session.memory.search(MemoryQuery()) == [theirs]
 
 
-def test_demo_shows_the_seam(capsys: pytest.CaptureFixture[str]) -> None:
-    """`make demo` prints the shared and private stores, the searches and the reparenting."""
-    from lionmem.demo import main
-
-    main()
-    out = capsys.readouterr().out
-    assert "branch 'researcher': shared session store" in out
-    assert "branch 'diary': private store" in out
-    assert "tags any of ['travel']: 2 found" in out
-    assert "text 'STRASSE' (lower(), not casefold()): 0 found" in out
-    assert "still on the first session's store: True" in out
-
-
 def test_readme_memory_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's memory example runs and prints the results its trailing comments show."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")

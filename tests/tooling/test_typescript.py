@@ -104,7 +104,8 @@ def test_check_passes_on_an_unchanged_copy(copy: Path) -> None:
 
 
 def test_schema_edit_without_regenerating_fails_for_models_and_types(copy: Path) -> None:
-    """A changed description in schema/ makes --check report the Python model and the TS files."""
+    """A changed description in schema/ makes --check report the model, the TS files and the
+    MCP tool that bundles the schema."""
     path = copy / "schema" / "memory_query.json"
     schema = json.loads(path.read_text(encoding="utf-8"))
     schema["properties"]["limit"]["description"] = "Changed without regenerating."
@@ -116,6 +117,7 @@ def test_schema_edit_without_regenerating_fails_for_models_and_types(copy: Path)
             "typescript/memory_query.d.ts",
             "typescript/index.js",
             "typescript/schema/memory_query.json",
+            "mcp/memory_search.json",
         },
     )
 

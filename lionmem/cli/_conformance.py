@@ -1,4 +1,4 @@
-"""``python -m lionmem conformance MODULE:FACTORY [--json FILE]``: the conformance suite from a shell.
+"""``lionmem conformance MODULE:FACTORY [--json FILE]``: the conformance suite from a shell.
 
 ``MODULE:FACTORY`` names something importable that gives a ``MemoryAdapterHarness``: a callable
 (class or function, sync or async) called with no arguments, or a harness object itself. The
@@ -16,11 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_conformance_command", "load_harness"]
+from lionmem.cli._errors import CommandError
+
+__all__ = ["load_harness", "register"]
 
 
 # ``commands`` is argparse's subparsers action, whose class argparse keeps private.
-def add_conformance_command(commands: Any) -> None:
+def register(commands: Any) -> None:
     """Add the ``conformance`` subcommand to ``commands`` (the result of ``add_subparsers``)."""
     parser: argparse.ArgumentParser = commands.add_parser(
         "conformance",
@@ -104,8 +106,7 @@ async def _main(args: argparse.Namespace) -> int:
             case_named(name)
         harness = await load_harness(args.target)
     except LookupError as error:
-        print(f"python -m lionmem conformance: {error.args[0]}", file=sys.stderr)
-        return 2
+        raise CommandError(error.args[0]) from None
     report = await run(
         harness,
         seed=DEFAULT_SEED if args.seed is None else args.seed,

@@ -1,8 +1,9 @@
-"""``python -m lionmem schema [NAME] [--out DIR]``: the exact JSON schemas of the installed lionmem.
+"""``lionmem schema [NAME] [--out DIR]``: the exact JSON schemas of the installed lionmem.
 
 A client in another language fetches the schemas of the very version it talks to:
 ``schema NAME`` prints one file, ``schema --out DIR`` writes every file (or only NAME) into DIR,
 and ``schema`` alone lists the names. The bytes are those of the shipped files, unchanged.
+NAME is a file name (``memory_item``, ``.json`` optional) or a schema title (``MemoryItem``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from lionmem._schemas import schema_path, schemas
+from lionmem.cli._errors import CommandError
 
-__all__ = ["add_schema_command"]
+__all__ = ["register", "resolve_schema_name"]
 
 
 # ``commands`` is argparse's subparsers action, whose class argparse keeps private.
-def add_schema_command(commands: Any) -> None:
+def register(commands: Any) -> None:
     """Add the ``schema`` subcommand to ``commands`` (the result of ``add_subparsers``)."""
     parser: argparse.ArgumentParser = commands.add_parser(
         "schema",
@@ -28,7 +30,7 @@ def add_schema_command(commands: Any) -> None:
     parser.add_argument(
         "name",
         nargs="?",
-        help='a schema name such as memory_item (".json" optional); without it, all schemas',
+        help='a schema such as memory_item (".json" optional) or MemoryItem; without it, all schemas',
     )
     parser.add_argument(
         "--out",
@@ -39,15 +41,26 @@ def add_schema_command(commands: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
+def resolve_schema_name(name: str) -> str:
+    """Return the file name (without ``.json``) of the schema called ``name`` or titled so.
+
+    Raises ``CommandError`` naming the available schemas when there is none.
+    """
+    shipped = schemas()
+    for stem, schema in shipped.items():
+        if name in (stem, f"{stem}.json", schema.get("title")):
+            return stem
+    try:
+        schema_path(name)
+    except LookupError as error:
+        raise CommandError(error.args[0]) from None
+    raise AssertionError  # pragma: no cover - schema_path finds no name schemas() lacks
+
+
 def _run(args: argparse.Namespace) -> int:
     names = sorted(schemas())
     if args.name is not None:
-        try:
-            schema_path(args.name)
-        except LookupError as error:
-            print(f"python -m lionmem schema: {error.args[0]}", file=sys.stderr)
-            return 2
-        names = [args.name.removesuffix(".json")]
+        names = [resolve_schema_name(args.name)]
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in names:

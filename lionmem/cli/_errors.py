@@ -1,0 +1,54 @@
+"""What a command reports when it cannot do its work: one line for a person, and the exit status.
+
+``CommandError`` is a problem the user fixes before trying again (a missing file, a bad
+argument, a store that cannot be opened); ``main`` prints its message on one line and exits
+with ``USAGE``. Commands return ``OK`` when the work is done and ``PROBLEM`` when the work
+itself found something wrong (invalid lines, a failed case, an id with no item).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+__all__ = [
+    "OK",
+    "PROBLEM",
+    "USAGE",
+    "CommandError",
+    "missing",
+    "require_extra",
+    "validation_message",
+]
+
+OK: Final = 0
+PROBLEM: Final = 1
+USAGE: Final = 2
+
+
+class CommandError(Exception):
+    """A problem a person can act on; its message is one line naming it."""
+
+
+def missing(module: str) -> bool:
+    """Return whether ``module`` (a top-level package) cannot be imported here."""
+    return importlib.util.find_spec(module) is None
+
+
+def require_extra(module: str, extra: str = "cli") -> None:
+    """Raise ``CommandError`` naming the extra to install when ``module`` cannot be imported."""
+    if missing(module):
+        msg = f"this command needs the '{extra}' extra: pip install 'lionmem[{extra}]'"
+        raise CommandError(msg)
+
+
+def validation_message(error: ValidationError) -> str:
+    """Return a pydantic ValidationError on one line: ``field: message`` parts joined by ``;``."""
+    parts = []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        parts.append(f"{where}: {problem['msg']}" if where else problem["msg"])
+    return "; ".join(parts)

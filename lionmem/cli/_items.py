@@ -1,0 +1,232 @@
+"""``add``, ``get``, ``search``, ``count`` and ``delete``: one item or one query at a time.
+
+Results are a table on a terminal and JSON Lines (each item's ``model_dump_json()``) when piped
+or with ``--json``. ``KEY=JSON`` arguments (``--meta``, ``--filter``) take a JSON value after the
+first ``=``: ``stars=4``, ``lang='"de"'``. ``get`` and ``delete`` exit 1 when no item has the id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+from uuid import UUID
+
+from pydantic import ValidationError
+
+from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
+from lionmem.cli._output import print_item, print_items
+from lionmem.cli._store import add_store_arguments, open_store, store_target
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+__all__ = ["parse_key_json", "register", "run_on_store", "store_method"]
+
+
+def parse_key_json(text: str, option: str) -> tuple[str, Any]:
+    """Split ``KEY=JSON`` into the key and the parsed JSON value, or raise ``CommandError``."""
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        msg = f"{option} {text!r}: expected KEY=JSON, for example {option} stars=4"
+        raise CommandError(msg)
+    try:
+        return key, json.loads(value)
+    except ValueError as error:
+        reason = getattr(error, "msg", str(error))
+        msg = (
+            f"{option} {text!r}: the value after '=' is not JSON ({reason}); "
+            f"write text in JSON quotes, for example {option} '{key}=\"{value}\"'"
+        )
+        raise CommandError(msg) from None
+
+
+def _pairs(texts: list[str] | None, option: str) -> dict[str, Any]:
+    return dict(parse_key_json(text, option) for text in texts or ())
+
+
+def store_method(store: Any, name: str) -> Callable[..., Any]:
+    """Return ``store.<name>``, or raise ``CommandError`` when this store has no such operation."""
+    method = getattr(store, name, None)
+    if not callable(method):
+        msg = f"{type(store).__name__} has no {name}(), which this command needs"
+        raise CommandError(msg)
+    return method  # type: ignore[no-any-return]  # getattr on Any gives Any
+
+
+def run_on_store(
+    args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], *, create: bool = False
+) -> int:
+    """Open the store the arguments select, run ``work`` on it, close it, return its status."""
+
+    async def go() -> int:
+        store = await open_store(store_target(args.db), namespace=args.namespace, create=create)
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def _uuid(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        msg = f"{text!r} is not an item id (a UUID such as 12345678-1234-5678-1234-567812345678)"
+        raise CommandError(msg) from None
+
+
+def _add(args: argparse.Namespace) -> int:
+    metadata = _pairs(args.meta, "--meta")
+    if args.json:
+        try:
+            content: Any = json.loads(args.content)
+        except ValueError as error:
+            msg = f"--json: CONTENT is not JSON ({getattr(error, 'msg', error)})"
+            raise CommandError(msg) from None
+    else:
+        content = args.content
+    try:
+        item = MemoryItem(content=content, tags=args.tags or [], metadata=metadata)
+    except ValidationError as error:
+        raise CommandError(validation_message(error)) from None
+
+    async def work(store: Any) -> int:
+        await store.store(item)
+        print(item.id)
+        return OK
+
+    return run_on_store(args, work, create=True)
+
+
+def _get(args: argparse.Namespace) -> int:
+    item_id = _uuid(args.id)
+
+    async def work(store: Any) -> int:
+        item = await store.retrieve(item_id)
+        if item is None:
+            print(f"lionmem get: no item with id {item_id}", file=sys.stderr)
+            return PROBLEM
+        print_item(item, json_lines=args.json)
+        return OK
+
+    return run_on_store(args, work)
+
+
+def _search(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        msg = f"--limit must be 0 or more, got {args.limit}"
+        raise CommandError(msg)
+    try:
+        query = MemoryQuery(
+            text=args.text,
+            tags=args.tags or None,
+            filters=_pairs(args.filters, "--filter") or None,
+            limit=args.limit,
+        )
+    except ValidationError as error:
+        raise CommandError(validation_message(error)) from None
+
+    async def work(store: Any) -> int:
+        print_items(await store.search(query), json_lines=args.json)
+        return OK
+
+    return run_on_store(args, work)
+
+
+def _count(args: argparse.Namespace) -> int:
+    async def work(store: Any) -> int:
+        print(await store_method(store, "count")())
+        return OK
+
+    return run_on_store(args, work)
+
+
+def _delete(args: argparse.Namespace) -> int:
+    item_id = _uuid(args.id)
+
+    async def work(store: Any) -> int:
+        if not await store_method(store, "delete")(item_id):
+            print(f"lionmem delete: no item with id {item_id}", file=sys.stderr)
+            return PROBLEM
+        print(f"deleted {item_id}")
+        return OK
+
+    return run_on_store(args, work)
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="JSON Lines in full, even on a terminal"
+    )
+
+
+# ``commands`` is argparse's subparsers action, whose class argparse keeps private.
+def register(commands: Any) -> None:
+    """Add ``add``, ``get``, ``search``, ``count`` and ``delete`` to ``commands``."""
+    add = commands.add_parser(
+        "add", help="store one item and print its id", description="Store one item; print its id."
+    )
+    add.add_argument("content", metavar="CONTENT", help="the item's content (text)")
+    add.add_argument("--tag", action="append", dest="tags", metavar="T", help="a tag (repeatable)")
+    add.add_argument(
+        "--meta",
+        action="append",
+        metavar="KEY=JSON",
+        help="a metadata entry whose value is JSON, e.g. stars=4 or lang='\"de\"' (repeatable)",
+    )
+    add.add_argument(
+        "--json", action="store_true", help="CONTENT is a JSON value (object, list, number...)"
+    )
+    add_store_arguments(add)
+    add.set_defaults(handler=_add)
+
+    get = commands.add_parser(
+        "get", help="show the item with an id", description="Show the item with this id."
+    )
+    get.add_argument("id", metavar="ID")
+    _json_flag(get)
+    add_store_arguments(get)
+    get.set_defaults(handler=_get)
+
+    search = commands.add_parser(
+        "search",
+        help="items matching text, tags and metadata filters",
+        description=(
+            "Items matching every given condition, in insertion order: the text inside "
+            "str(content) ignoring case, any of the tags, metadata equal to each filter."
+        ),
+    )
+    search.add_argument("--text", metavar="S", help="text that str(content) contains, any case")
+    search.add_argument(
+        "--tag", action="append", dest="tags", metavar="T", help="any of these tags (repeatable)"
+    )
+    search.add_argument(
+        "--filter",
+        action="append",
+        dest="filters",
+        metavar="KEY=JSON",
+        help="metadata KEY equal to the JSON value (repeatable; all must hold)",
+    )
+    search.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="at most N items (default 20)"
+    )
+    _json_flag(search)
+    add_store_arguments(search)
+    search.set_defaults(handler=_search)
+
+    count = commands.add_parser(
+        "count", help="print the number of items", description="Print the number of items."
+    )
+    add_store_arguments(count)
+    count.set_defaults(handler=_count)
+
+    delete = commands.add_parser(
+        "delete", help="delete the item with an id", description="Delete the item with this id."
+    )
+    delete.add_argument("id", metavar="ID")
+    add_store_arguments(delete)
+    delete.set_defaults(handler=_delete)

@@ -1,0 +1,73 @@
+"""The parser and dispatch of the ``lionmem`` command: every subcommand is one module in ``COMMANDS``.
+
+A command module has ``register(commands)``, which adds its subparsers (each with
+``set_defaults(handler=...)``, a function of the parsed arguments that returns the exit
+status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns ``CommandError``, ``StoreSelectionError`` and store errors into one line
+on stderr and exit status 2, so a person sees what to fix and never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+from lionmem.cli._errors import PROBLEM, USAGE, CommandError
+from lionmem.cli._store import StoreSelectionError
+from lionmem.errors import MemoryAdapterError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# One line per command module, in the order ``lionmem --help`` lists them.
+COMMANDS: tuple[str, ...] = (
+    "lionmem.cli._items",
+    "lionmem.cli._transfer",
+    "lionmem.cli._validate",
+    "lionmem.cli._schema",
+    "lionmem.cli._conformance",
+    "lionmem.cli._mcp",
+)
+
+_DESCRIPTION = (
+    "Look into a lionmem store, load data into it, move it between stores and check JSON "
+    "documents. Exit status: 0 done, 1 the work found a problem, 2 usage or store error."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of every ``lionmem`` command."""
+    parser = argparse.ArgumentParser(prog="lionmem", description=_DESCRIPTION)
+    from lionmem import __version__
+
+    parser.add_argument("--version", action="version", version=f"lionmem {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        import_module(module).register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``lionmem`` command with ``argv`` (default ``sys.argv[1:]``); return its exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
+        return exit_.code if isinstance(exit_.code, int) else USAGE
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except (CommandError, StoreSelectionError, MemoryAdapterError) as error:
+        text = " ".join(str(error).split()) or type(error).__name__
+        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        return USAGE
+    except KeyboardInterrupt:
+        print(f"lionmem {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``lionmem export | head``): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return PROBLEM

@@ -1,0 +1,207 @@
+"""How commands show results: a table on a terminal, JSON Lines when piped or with ``--json``.
+
+JSON Lines are each item's ``model_dump_json()``, the form ``import`` reads back exactly. Tables
+and progress bars use rich (the ``cli`` extra), imported only when a terminal needs them.
+A progress bar goes to stderr, only when stderr is a terminal (a command whose data goes to
+the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` items.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Self
+
+from lionmem.cli._errors import missing, require_extra
+from lionmem_models.memory_item import MemoryItem
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+__all__ = [
+    "PROGRESS_AFTER",
+    "ProgressBar",
+    "is_terminal",
+    "print_item",
+    "print_items",
+    "shorten",
+]
+
+PROGRESS_AFTER = 2000
+_CONTENT_WIDTH = 80
+_MIN_CONTENT = 16
+_WIDE_CONTENT = 40
+_TAGS_WIDTH = 24
+_ID_WIDTH = 36
+_DATE_WIDTH = 10
+_GAP = 2
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    """Return whether ``stream`` is a terminal a person reads."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def shorten(text: str, width: int) -> str:
+    """Return ``text`` on one line, cut to ``width`` characters with an ellipsis if longer."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _created(created_at: float) -> str:
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
+
+
+def _console() -> Any:
+    require_extra("rich")
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
+    """Print ``items`` as JSON Lines, or as one table on a terminal; return how many."""
+    if json_lines or not is_terminal(sys.stdout):
+        count = 0
+        write = sys.stdout.write
+        for item in items:
+            write(item.model_dump_json() + "\n")
+            count += 1
+        sys.stdout.flush()
+        return count
+    console = _console()
+    from rich.table import Table
+
+    rows = [
+        (
+            str(item.id),
+            _created(item.created_at),
+            ", ".join(item.tags),
+            _content_text(item.content),
+        )
+        for item in items
+    ]
+    # Every cell is cut to a width computed here, so the table is one line per item with whole
+    # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
+    # is shown only where there is room; tags give way to the content.
+    columns = ["id", "created", "tags", "content"]
+    spare = console.width - _ID_WIDTH - 3 * _GAP - 1
+    if spare - _DATE_WIDTH - _GAP >= _WIDE_CONTENT:
+        spare -= _DATE_WIDTH + _GAP
+    else:
+        columns.remove("created")
+    tags_width = min(_TAGS_WIDTH, max([len("tags")] + [len(row[2]) for row in rows]))
+    tags_width = max(4, min(tags_width, spare // 3))
+    content_width = max(_MIN_CONTENT, min(_CONTENT_WIDTH, spare - tags_width))
+    table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
+    for name in columns:
+        table.add_column(name, no_wrap=True)
+    for item_id, created, tags, content in rows:
+        cells = [item_id, created, shorten(tags, tags_width), shorten(content, content_width)]
+        if "created" not in columns:
+            del cells[1]
+        table.add_row(*cells)
+    if rows:
+        console.print(table)
+    console.print(f"{len(rows)} item{'' if len(rows) == 1 else 's'}")
+    return len(rows)
+
+
+def print_item(item: MemoryItem, *, json_lines: bool) -> None:
+    """Print one item: JSON when piped or with ``--json``, every field in full on a terminal."""
+    if json_lines or not is_terminal(sys.stdout):
+        sys.stdout.write(item.model_dump_json() + "\n")
+        sys.stdout.flush()
+        return
+    console = _console()
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_row("id", str(item.id))
+    when = datetime.fromtimestamp(item.created_at, UTC).isoformat()
+    table.add_row("created_at", f"{item.created_at!r} ({when})")
+    table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
+    table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
+    table.add_row("content", _content_text(item.content))
+    console.print(table)
+
+
+class ProgressBar:
+    """A progress bar on stderr that appears once ``PROGRESS_AFTER`` units are done.
+
+    ``total`` is in the same units as ``advance`` (lines, bytes or items), or ``None`` when not
+    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance`` may be called from any thread.
+    """
+
+    def __init__(self, label: str, *, total: float | None, enabled: bool = True) -> None:
+        self._label = label
+        self._total = total
+        self._enabled = enabled and is_terminal(sys.stderr)
+        self._items = 0
+        self._done = 0.0
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def advance(self, items: int, amount: float | None = None) -> None:
+        """Record ``items`` more items done (``amount`` more units of ``total`` if not items)."""
+        self._items += items
+        self._done += items if amount is None else amount
+        if not self._enabled:
+            return
+        if self._progress is None:
+            if self._items < PROGRESS_AFTER:
+                return
+            self._start()
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=self._done, items=self._items)
+
+    def _start(self) -> None:
+        if missing("rich"):
+            self._enabled = False
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn(f"{self._label} {{task.fields[items]:,}} items"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%" if self._total else ""),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
+            transient=False,
+        )
+        self._task = self._progress.add_task(self._label, total=self._total, items=0)
+        self._progress.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            if exc is None and self._task is not None and self._total is not None:
+                self._progress.update(self._task, completed=self._total, items=self._items)
+            self._progress.stop()

@@ -1,0 +1,155 @@
+"""Which store a command works on: ``--db`` (a SQLite file or a PostgreSQL address) and ``--namespace``.
+
+``select_store`` turns the target into a store object without opening it; ``open_store`` also
+opens it. Both raise ``StoreSelectionError`` with one line naming the problem: a directory given
+as the file, a missing file where one is needed, another application's database, a namespace
+given for a SQLite file (one file is one namespace), an unreachable server, a missing extra.
+The target defaults to ``$LIONMEM_DB``, else ``memory.db`` in the working directory. The
+PostgreSQL store (``lionmem.stores.postgres``) is imported only when a ``postgresql://`` address
+is given. Any other front end (the MCP server) selects its store through these functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from lionmem.errors import MemoryAdapterError
+
+__all__ = [
+    "DEFAULT_DB",
+    "ENV_DB",
+    "StoreSelectionError",
+    "add_store_arguments",
+    "describe_target",
+    "is_postgres",
+    "open_store",
+    "select_store",
+    "store_target",
+]
+
+DEFAULT_DB = "memory.db"
+ENV_DB = "LIONMEM_DB"
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+class StoreSelectionError(ValueError):
+    """The store named by ``--db``/``--namespace`` cannot be used as given; one line says why."""
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--db`` and ``--namespace`` to ``parser`` (a command that works on a store)."""
+    group = parser.add_argument_group("store")
+    group.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help=(
+            f"a SQLite file or a postgresql:// address (default: ${ENV_DB}, else {DEFAULT_DB} "
+            "in the working directory)"
+        ),
+    )
+    group.add_argument(
+        "--namespace",
+        metavar="NAME",
+        help="the namespace inside a PostgreSQL database (a SQLite file has none: use another file)",
+    )
+
+
+def store_target(db: str | None) -> str:
+    """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``."""
+    if db:
+        return db
+    return os.environ.get(ENV_DB) or DEFAULT_DB
+
+
+def is_postgres(target: str) -> bool:
+    """Return whether ``target`` is a PostgreSQL address rather than a SQLite path."""
+    return target.startswith(_POSTGRES)
+
+
+def describe_target(target: str) -> str:
+    """Return ``target`` fit for a message: a PostgreSQL address without its password."""
+    if is_postgres(target):
+        return re.sub(r"://([^:/@]*):[^@/]*@", r"://\1:***@", target)
+    return target
+
+
+def select_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
+    """Return the (unopened) store ``target`` names.
+
+    ``create=False`` refuses a SQLite path where no file exists yet, so a command that only reads
+    does not leave an empty database behind a mistyped name.
+    """
+    if is_postgres(target):
+        return _postgres(target, namespace)
+    if namespace is not None:
+        msg = (
+            f"--namespace {namespace!r}: a SQLite file has no namespaces (one file is one "
+            "namespace); use another --db file instead"
+        )
+        raise StoreSelectionError(msg)
+    return _sqlite(target, create=create)
+
+
+async def open_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
+    """Return the store ``target`` names, opened; the caller closes it (``async with`` works)."""
+    store = select_store(target, namespace=namespace, create=create)
+    try:
+        opener = getattr(store, "open", None)
+        if opener is not None:
+            await opener()
+        else:
+            await store.__aenter__()
+    except (MemoryAdapterError, OSError) as exc:
+        await store.close()
+        raise StoreSelectionError(_one_line(exc, target)) from exc
+    return store
+
+
+def _one_line(exc: BaseException, target: str) -> str:
+    shown = describe_target(target)
+    text = " ".join(str(exc).replace(target, shown).split()) or type(exc).__name__
+    if shown in text or repr(shown) in text:
+        return text
+    return f"cannot open {shown}: {text}"
+
+
+def _sqlite(target: str, *, create: bool) -> Any:
+    from lionmem.stores.sqlite import SQLiteMemoryStore
+
+    if target == ":memory:":
+        return SQLiteMemoryStore(target)
+    path = Path(target)
+    if path.is_dir():
+        msg = f"--db {target} is a directory; give the path of a database file, e.g. {path / DEFAULT_DB}"
+        raise StoreSelectionError(msg)
+    if not path.exists():
+        if not create:
+            msg = f"no lionmem database at {target} (lionmem add or lionmem import creates one)"
+            raise StoreSelectionError(msg)
+        if not path.parent.is_dir():
+            msg = f"--db {target}: the directory {path.parent} does not exist"
+            raise StoreSelectionError(msg)
+    return SQLiteMemoryStore(path)
+
+
+def _postgres(target: str, namespace: str | None) -> Any:
+    try:
+        module = importlib.import_module("lionmem.stores.postgres")
+    except ImportError as exc:
+        if exc.name == "lionmem.stores.postgres":
+            msg = "this lionmem has no PostgreSQL store (lionmem.stores.postgres is missing)"
+        elif "lionmem[" in str(exc):
+            msg = " ".join(str(exc).split())
+        else:
+            msg = f"PostgreSQL needs the 'postgres' extra: pip install 'lionmem[postgres]' ({exc})"
+        raise StoreSelectionError(msg) from exc
+    options = {} if namespace is None else {"namespace": namespace}
+    try:
+        return module.PostgresMemoryStore(target, **options)
+    except (ValueError, TypeError) as exc:
+        raise StoreSelectionError(_one_line(exc, target)) from exc

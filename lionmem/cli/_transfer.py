@@ -1,0 +1,241 @@
+"""``import`` and ``export``: JSON Lines in and out of a store, streaming, all or nothing.
+
+``import`` validates every line as a ``MemoryItem`` document and stores the lot in one
+transaction: a bad line aborts with its number and the reason, and nothing is written (a killed
+import leaves nothing either). ``--skip-invalid`` stores the good lines and reports each bad one.
+A store with ``store_stream`` (SQLite) reads the file as it writes, in constant memory; another
+store gets one ``store_many`` call. ``export`` writes every item in insertion order, a page at a
+time, as ``model_dump_json()`` lines, which ``import`` reads back field for field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
+from lionmem.cli._items import run_on_store, store_method
+from lionmem.cli._output import ProgressBar, is_terminal
+from lionmem.cli._store import add_store_arguments
+from lionmem.errors import MemoryAdapterError
+from lionmem_models.memory_item import MemoryItem
+
+__all__ = ["register"]
+
+_EXPORT_PAGE = 1000
+
+
+class _BadLine(Exception):
+    """A line that is not a valid MemoryItem document, in all-or-nothing mode."""
+
+
+class _Stopped(Exception):
+    """The import was interrupted: the store rolls the transaction back."""
+
+
+@dataclass
+class _Reader:
+    """The items of a JSON Lines stream, with the number of the line each came from."""
+
+    stream: IO[bytes]
+    skip_invalid: bool
+    progress: ProgressBar
+    line: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    stopped: bool = False
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        validate = MemoryItem.model_validate_json
+        advance = self.progress.advance
+        pending = 0
+        size = 0
+        for raw in self.stream:
+            if self.stopped:
+                raise _Stopped
+            self.line += 1
+            pending += 1
+            size += len(raw)
+            if pending == 256:
+                advance(pending, size)
+                pending = size = 0
+            if not raw.strip():
+                continue
+            try:
+                # Without its line break, so a JSON error's position reads "line 1 column N".
+                item = validate(raw.rstrip(b"\r\n"))
+            except ValidationError as error:
+                self._bad(validation_message(error))
+                continue
+            yield item
+        advance(pending, size)
+
+    def _bad(self, reason: str) -> None:
+        if not self.skip_invalid:
+            raise _BadLine(f"line {self.line}: {reason}")
+        self.problems.append((self.line, reason))
+
+    def unrepresentable(self, item: MemoryItem, error: Exception) -> None:
+        """Record (or, in all-or-nothing mode, raise) an item the store cannot keep exactly.
+
+        The store calls this while the reader waits at the item it yielded last, so
+        ``self.line`` is that item's line.
+        """
+        self._bad(str(error))
+
+
+def _open_input(name: str) -> tuple[IO[bytes], float | None]:
+    if name == "-":
+        return sys.stdin.buffer, None
+    path = Path(name)
+    if path.is_dir():
+        msg = f"{name} is a directory, not a JSON Lines file"
+        raise CommandError(msg)
+    try:
+        stream = path.open("rb")
+    except FileNotFoundError:
+        msg = f"{name}: no such file"
+        raise CommandError(msg) from None
+    except OSError as error:
+        msg = f"{name}: cannot read it ({error.strerror})"
+        raise CommandError(msg) from None
+    return stream, float(path.stat().st_size)
+
+
+def _import(args: argparse.Namespace) -> int:
+    stream, size = _open_input(args.file)
+
+    async def work(store: Any) -> int:
+        with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
+            reader = _Reader(stream, args.skip_invalid, progress)
+            try:
+                stored = await _store_all(store, reader)
+            except _BadLine as bad:
+                print(f"lionmem import: {bad}; nothing was imported", file=sys.stderr)
+                return PROBLEM
+            except asyncio.CancelledError:
+                # Ctrl-C: the reader stops at its next line, so the store rolls back instead of
+                # finishing (and committing) the file while the command shuts down.
+                reader.stopped = True
+                raise
+        for line, reason in reader.problems:
+            print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
+        source = "standard input" if args.file == "-" else args.file
+        skipped = len(reader.problems)
+        note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
+        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
+        return PROBLEM if skipped else OK
+
+    return run_on_store(args, work, create=True)
+
+
+async def _store_all(store: Any, reader: _Reader) -> int:
+    stream_to = getattr(store, "store_stream", None)
+    if stream_to is not None:
+        return int(await stream_to(reader, on_unrepresentable=reader.unrepresentable))
+    store_many = store_method(store, "store_many")
+    items = list(reader)
+    try:
+        return len(await store_many(items))
+    except MemoryAdapterError as error:
+        if not isinstance(error, ValueError):
+            raise
+        # A value this store cannot keep: store_many names the field, not the line.
+        raise _BadLine(f"{error}") from None
+
+
+def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
+    if name is None or name == "-":
+        sys.stdout.flush()
+        return sys.stdout.buffer, False
+    path = Path(name)
+    if path.is_dir():
+        msg = f"--out {name} is a directory, not a file"
+        raise CommandError(msg)
+    if not path.parent.is_dir():
+        msg = f"--out {name}: the directory {path.parent} does not exist"
+        raise CommandError(msg)
+    try:
+        return path.open("wb"), True
+    except OSError as error:
+        msg = f"--out {name}: cannot write it ({error.strerror})"
+        raise CommandError(msg) from None
+
+
+def _export(args: argparse.Namespace) -> int:
+    # The model's own serializer, called directly: the bytes of model_dump_json(), unencoded.
+    to_json = MemoryItem.__pydantic_serializer__.to_json
+
+    async def work(store: Any) -> int:
+        items = store_method(store, "items")
+        total = await store_method(store, "count")()
+        out, owned = _open_output(args.out)
+        on_screen = not owned and is_terminal(sys.stdout)
+        written = 0
+        try:
+            with ProgressBar("exporting", total=total, enabled=not on_screen) as progress:
+                page: list[bytes] = []
+                async for item in items(batch_size=_EXPORT_PAGE):
+                    page.append(to_json(item))
+                    if len(page) == _EXPORT_PAGE:
+                        written += _write_page(out, page, progress)
+                        page = []
+                written += _write_page(out, page, progress)
+            out.flush()
+        except BaseException:
+            if owned:
+                out.close()
+                os.unlink(args.out)
+            raise
+        if owned:
+            out.close()
+            print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
+        return OK
+
+    return run_on_store(args, work)
+
+
+def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
+    if page:
+        out.write(b"\n".join(page) + b"\n")
+        progress.advance(len(page))
+    return len(page)
+
+
+# ``commands`` is argparse's subparsers action, whose class argparse keeps private.
+def register(commands: Any) -> None:
+    """Add ``import`` and ``export`` to ``commands``."""
+    load = commands.add_parser(
+        "import",
+        help="store every item of a JSON Lines file, all or nothing",
+        description=(
+            "Validate every line of FILE as a MemoryItem document and store them all in one "
+            "transaction: a bad line aborts with its number, and nothing is written. An item "
+            "whose id is already stored replaces it."
+        ),
+    )
+    load.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
+    load.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="store the valid lines, report each invalid one and exit 1",
+    )
+    add_store_arguments(load)
+    load.set_defaults(handler=_import)
+
+    dump = commands.add_parser(
+        "export",
+        help="write every item as JSON Lines, in insertion order",
+        description="Write every item, in insertion order, as JSON Lines (one item a line).",
+    )
+    dump.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    add_store_arguments(dump)
+    dump.set_defaults(handler=_export)

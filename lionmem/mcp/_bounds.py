@@ -1,0 +1,67 @@
+"""The size cap of a tool result: what fits in one response, counted in bytes before sending.
+
+A result goes out twice, as structured content and as its JSON text in a text block, so a value
+costs its JSON plus that JSON escaped as a string. JSON string escaping works character by
+character, so the cost of a whole list is the sum of its entries' costs (plus a comma each,
+counted in both copies). Counting uses ``pydantic_core.to_json``, the serializer the MCP SDK
+writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept for everything
+around the result: the JSON-RPC framing, the request id and the SDK's own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import to_json
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LIMIT",
+    "ENVELOPE",
+    "OMITTED_ENTRY",
+    "SEARCH_FRAME",
+    "check_limits",
+    "cost",
+    "result_size",
+]
+
+DEFAULT_MAX_LIMIT = 100
+"""The largest ``limit`` a search gets unless the server is started with another maximum."""
+
+DEFAULT_MAX_BYTES = 262_144
+"""The largest response (256 KiB) unless the server is started with another cap."""
+
+ENVELOPE = 1024
+"""Bytes kept for the JSON-RPC framing, the request id and the SDK's fields of a result."""
+
+OMITTED_ENTRY = 160
+"""An upper bound of the cost of one ``{"id": ..., "bytes": ...}`` entry of ``omitted``."""
+
+SEARCH_FRAME = 200
+"""An upper bound of the cost of an empty search result (its keys and the limit, both copies)."""
+
+
+def cost(value: Any) -> int:
+    """Return what ``value`` adds to a response as one entry of a list in the result."""
+    text = to_json(value)
+    return len(text) + len(to_json(text.decode())) + 2
+
+
+def result_size(structured: Any) -> int:
+    """Return the bytes of a result carrying ``structured`` and its JSON text, envelope included."""
+    text = to_json(structured)
+    return ENVELOPE + len(text) + len(to_json(text.decode()))
+
+
+def check_limits(max_limit: int, max_bytes: int) -> None:
+    """Raise ``ValueError`` unless a search can always report every hit it leaves out."""
+    if max_limit < 0:
+        msg = f"the maximum search limit must be 0 or more, got {max_limit}"
+        raise ValueError(msg)
+    needed = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * max_limit
+    if max_bytes < needed:
+        msg = (
+            f"a response cap of {max_bytes} bytes is too small for a maximum search limit of "
+            f"{max_limit}: at least {needed} bytes are needed to list every hit left out"
+        )
+        raise ValueError(msg)

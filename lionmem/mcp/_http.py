@@ -1,0 +1,226 @@
+"""Streamable HTTP for the MCP server: the address, the request guard, and the uvicorn loop.
+
+The guard runs before the SDK sees a request. A browser page may not call the server unless its
+``Origin`` is allowed (loopback origins and those given); on a loopback address the ``Host``
+header must name a loopback host too, which defeats DNS rebinding; with a token, every request
+needs ``Authorization: Bearer <token>``, compared in constant time. A non-loopback address is
+refused without a token: anyone who could reach it could read and change the memory.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from mcp.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
+
+PATH = "/mcp"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_LOOPBACK_NAMES = {"localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 without brackets) is this machine only."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class HttpAddress:
+    """Where to listen: ``host`` (IPv6 without brackets) and ``port`` (0: any free port)."""
+
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+def parse_address(text: str) -> HttpAddress:
+    """Parse ``HOST:PORT`` (``[::1]:PORT`` for IPv6); ``ValueError`` naming what is wrong."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not host:
+        msg = f"expected HOST:PORT (for example 127.0.0.1:8000), got {text!r}"
+        raise ValueError(msg)
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        msg = f"write an IPv6 address in brackets, as in [::1]:8000, got {text!r}"
+        raise ValueError(msg)
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        msg = f"the port must be a number from 0 to 65535, got {port!r} in {text!r}"
+        raise ValueError(msg)
+    return HttpAddress(host, int(port))
+
+
+def _origin(text: str) -> str | None:
+    """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+class _Guard:
+    """ASGI middleware refusing requests from foreign origins, foreign hosts and without the token."""
+
+    def __init__(
+        self, app: ASGIApp, *, token: str | None, check_host: bool, origins: frozenset[str]
+    ) -> None:
+        self._app = app
+        self._token = None if token is None else token.encode()
+        self._check_host = check_host
+        self._origins = origins
+
+    def _origin_allowed(self, origin: str) -> bool:
+        normal = _origin(origin)
+        if normal is None:
+            return False
+        hostname = urlsplit(normal).hostname
+        return normal in self._origins or (hostname is not None and is_loopback(hostname))
+
+    def _host_allowed(self, host: str | None) -> bool:
+        if host is None or any(mark in host for mark in "@/\\?#"):
+            return False  # a Host header is host[:port], nothing more
+        try:
+            hostname = urlsplit(f"//{host}").hostname
+        except ValueError:
+            return False
+        return hostname is not None and is_loopback(hostname)
+
+    def _authorized(self, header: str | None) -> bool:
+        if self._token is None:
+            return True
+        scheme, _, credential = (header or "").partition(" ")
+        # compare_digest takes as long for every wrong token of a given length.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credential.strip().encode(), self._token
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            origin = headers.get("origin")
+            if origin is not None and not self._origin_allowed(origin):
+                refusal = PlainTextResponse(f"Origin not allowed: {origin}", status_code=403)
+                return await refusal(scope, receive, send)
+            if self._check_host and not self._host_allowed(headers.get("host")):
+                refusal = PlainTextResponse(
+                    "Host not allowed: this server answers loopback hosts only", status_code=421
+                )
+                return await refusal(scope, receive, send)
+            if not self._authorized(headers.get("authorization")):
+                refusal = PlainTextResponse(
+                    "Missing or wrong bearer token",
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="lionmem"'},
+                )
+                return await refusal(scope, receive, send)
+        return await self._app(scope, receive, send)
+
+
+def check_exposure(address: HttpAddress, token: str | None) -> None:
+    """Raise ``ValueError`` for a non-loopback address without a token, or an empty token."""
+    if token is not None and not token.strip():
+        msg = "the bearer token is empty; give a secret or none"
+        raise ValueError(msg)
+    if not address.loopback and token is None:
+        msg = (
+            f"refusing to serve on {address.host}, which is not a loopback address, without a "
+            "bearer token: anyone who can reach it could read and change the memory; pass "
+            "--token or set LIONMEM_MCP_TOKEN"
+        )
+        raise ValueError(msg)
+
+
+def normal_origins(origins: Iterable[str]) -> frozenset[str]:
+    """Return the origins as ``scheme://host[:port]``; ``ValueError`` for one that is not one."""
+    normal = set()
+    for origin in origins:
+        parsed = _origin(origin)
+        if parsed is None:
+            msg = f"not an origin (scheme://host[:port]): {origin!r}"
+            raise ValueError(msg)
+        normal.add(parsed)
+    return frozenset(normal)
+
+
+def http_app(
+    server: Server[Any],
+    address: HttpAddress,
+    *,
+    token: str | None = None,
+    allowed_origins: Iterable[str] = (),
+) -> ASGIApp:
+    """Return the ASGI app serving ``server`` at ``/mcp`` behind the guard.
+
+    ``ValueError`` for a non-loopback address without a token or an origin that is not one.
+    """
+    check_exposure(address, token)
+    origins = normal_origins(allowed_origins)
+    # The guard checks Host and Origin itself: the SDK's check ties one to the other.
+    app = server.streamable_http_app(
+        streamable_http_path=PATH,
+        host=address.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return _Guard(app, token=token, check_host=address.loopback, origins=origins)
+
+
+async def serve_http(
+    app: ASGIApp, address: HttpAddress, *, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL."""
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    sock = socket.create_server((address.host, address.port), family=family)
+    port = sock.getsockname()[1]
+    host = f"[{address.host}]" if ":" in address.host else address.host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    if on_ready is not None:
+        on_ready(f"http://{host}:{port}{PATH}")
+    await _Server(config).serve(sockets=[sock])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that SIGINT and SIGTERM end ``serve()`` normally.
+
+    uvicorn raises the signal again once it has shut down, which ends the process before the
+    caller can close its store; a stop by signal is the ordinary way to end this server.
+    """
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in _STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)

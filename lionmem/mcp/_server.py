@@ -1,0 +1,84 @@
+"""The MCP server of a store, on the ``mcp`` SDK's low-level ``Server``, and its stdio loop.
+
+The low-level server is used because the tools are defined by documents, not by Python
+signatures: it lists the generated tool documents as they are and hands every call to
+``MemoryTools``, which answers with structured content and its JSON text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from lionmem.errors import UnknownToolError
+from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
+from lionmem.mcp._tools import MemoryTools
+from lionmem.protocol import MemoryStore
+
+__all__ = ["create_server", "serve_stdio"]
+
+INSTRUCTIONS = (
+    "Long-term memory. memory_store saves an item (any JSON content, with optional tags and "
+    "metadata) and returns its id; memory_search finds items by text, tags and metadata; "
+    "memory_retrieve returns one item by id. Every answer is bounded: searches return at most "
+    "their limit, and hits too large for one response are listed in omitted, never cut short."
+)
+
+
+def create_server(
+    store: MemoryStore,
+    *,
+    max_limit: int = DEFAULT_MAX_LIMIT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Server[Any]:
+    """Return an MCP server whose tools store, retrieve and search ``store``.
+
+    ``memory_delete`` and ``memory_count`` are listed when the store has ``delete`` and
+    ``count``. ``max_limit`` caps every search's limit, ``max_bytes`` every response;
+    ``ValueError`` when the cap is too small to report every hit left out at that limit.
+    The caller keeps ownership of ``store`` (opening and closing it).
+    """
+    from lionmem import __version__
+
+    tools = MemoryTools(store, max_limit=max_limit, max_bytes=max_bytes)
+    listing = types.ListToolsResult(
+        tools=[types.Tool.model_validate(document.tool) for document in tools.documents]
+    )
+    input_schemas = {document.name: document.input_schema for document in tools.documents}
+
+    async def list_tools(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(
+        _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            result = await tools.call(params.name, params.arguments)
+        except UnknownToolError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.text)],
+            structured_content=result.structured,
+            is_error=result.is_error,
+        )
+
+    return Server(
+        "lionmem",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=input_schemas.get,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,224 @@
+"""The memory tools over any store: arguments checked, the store called, results bounded.
+
+``MemoryTools.call(name, arguments)`` validates the arguments against the tool's input schema
+(the generated document the client was shown), builds the ``MemoryItem`` or ``MemoryQuery``,
+awaits the store, and returns the structured result with its JSON text. Every failure becomes an
+error result naming the problem; only an unknown tool name raises (``UnknownToolError``), since that is
+a protocol error, not a tool error. A result never exceeds the server's response cap: see
+``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError as JsonSchemaError
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from lionmem.errors import (
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    UnknownToolError,
+    UnsupportedMemoryQuery,
+)
+from lionmem.mcp._bounds import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LIMIT,
+    OMITTED_ENTRY,
+    check_limits,
+    cost,
+    result_size,
+)
+from lionmem.mcp._documents import ToolDocument, tool_documents
+from lionmem.protocol import MemoryStore
+from lionmem_models.memory_item import MemoryItem
+from lionmem_models.memory_query import MemoryQuery
+
+__all__ = ["MemoryTools", "ToolResult"]
+
+_log = logging.getLogger("lionmem.mcp")
+_MAX_REPORTED = 5
+
+Structured = dict[str, Any]
+
+
+class _Refused(Exception):
+    """A call the server refuses, with the message the client gets."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call answers: structured content (``None`` for an error) and its text."""
+
+    structured: Structured | None
+    text: str
+    is_error: bool
+
+
+def _dump(item: MemoryItem) -> dict[str, Any]:
+    return item.model_dump(mode="json")
+
+
+def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
+    # The most specific problems first: a field of the wrong type also shows up, less clearly,
+    # as an "unevaluated" property of the whole item.
+    errors = sorted(validator.iter_errors(arguments), key=_specific_first)
+    if not errors:
+        return None
+    shown = [f"{_where(e.json_path)}: {e.message}" for e in errors]
+    more = len(shown) - _MAX_REPORTED
+    return "; ".join(shown[:_MAX_REPORTED]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
+    # Deeper paths first; list positions in numeric order (tags[2] before tags[10]).
+    parts = [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.path]
+    return (-len(parts), parts)
+
+
+def _where(json_path: str) -> str:
+    return "arguments" if json_path == "$" else json_path.removeprefix("$.")
+
+
+def _pydantic_problems(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
+
+
+class MemoryTools:
+    """The tools of one store: ``memory_store``, ``memory_retrieve`` and ``memory_search``, and
+    ``memory_delete`` and ``memory_count`` when the store has ``delete`` and ``count``.
+
+    ``max_limit`` caps every search's limit; ``max_bytes`` caps every response (see
+    ``lionmem.mcp._bounds``). ``ValueError`` when the cap is too small for the limit.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        max_limit: int = DEFAULT_MAX_LIMIT,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        check_limits(max_limit, max_bytes)
+        self._store = store
+        self.max_limit = max_limit
+        self.max_bytes = max_bytes
+        self.documents: tuple[ToolDocument, ...] = tuple(
+            document
+            for document in tool_documents()
+            if document.requires is None or callable(getattr(store, document.requires, None))
+        )
+        self._validators = {
+            document.name: Draft202012Validator(
+                document.input_schema, format_checker=FormatChecker()
+            )
+            for document in self.documents
+        }
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Structured]]] = {
+            "memory_store": self._store_item,
+            "memory_retrieve": self._retrieve,
+            "memory_search": self._search,
+            "memory_delete": self._delete,
+            "memory_count": self._count,
+        }
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        """Run tool ``name``; every failure is an error result, an unknown name ``UnknownToolError``."""
+        validator = self._validators.get(name)
+        if validator is None:
+            listed = ", ".join(document.name for document in self.documents)
+            msg = f"unknown tool {name!r}; this server has {listed}"
+            raise UnknownToolError(msg)
+        try:
+            arguments = {} if arguments is None else arguments
+            problems = _schema_problems(validator, arguments)
+            if problems is not None:
+                raise _Refused(f"invalid arguments for {name}: {problems}")
+            structured = await self._handlers[name](arguments)
+        except _Refused as exc:
+            return _error(str(exc))
+        except ValidationError as exc:
+            return _error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
+        except UnsupportedMemoryQuery as exc:
+            return _error(f"the store cannot answer this query: {exc}")
+        except MemoryAdapterUnavailable as exc:
+            return _error(f"the store is unavailable, nothing was done: {exc}")
+        except MemoryAdapterError as exc:
+            return _error(f"the store failed: {exc}")
+        except Exception as exc:
+            # The server must outlive any failure of a store or a value; the client learns what.
+            _log.exception("%s failed", name)
+            return _error(f"{name} failed: {type(exc).__name__}: {exc}")
+        return ToolResult(structured, to_json(structured).decode(), is_error=False)
+
+    def _fits(self, structured: Structured, what: str) -> Structured:
+        size = result_size(structured)
+        if size > self.max_bytes:
+            msg = (
+                f"{what} is {size} bytes as a response, over this server's cap of "
+                f"{self.max_bytes} bytes; it is not sent cut short"
+            )
+            raise _Refused(msg)
+        return structured
+
+    async def _store_item(self, arguments: dict[str, Any]) -> Structured:
+        item = MemoryItem.model_validate(arguments)
+        # An item too large to come back through this server is refused before it is written.
+        self._fits({"item": _dump(item)}, "the item")
+        item_id = await self._store.store(item)
+        return {"id": str(item_id)}
+
+    async def _retrieve(self, arguments: dict[str, Any]) -> Structured:
+        item_id = UUID(arguments["id"])
+        item = await self._store.retrieve(item_id)
+        if item is None:
+            return {"item": None}
+        return self._fits({"item": _dump(item)}, f"item {item_id}")
+
+    async def _search(self, arguments: dict[str, Any]) -> Structured:
+        query = MemoryQuery.model_validate(arguments)
+        if query.limit < 0:
+            msg = f"limit must be 0 or more, got {query.limit} (this server does not count from the end)"
+            raise _Refused(msg)
+        limit = min(query.limit, self.max_limit)
+        if limit != query.limit:
+            query = MemoryQuery.model_validate({**arguments, "limit": limit})
+        hits = (await self._store.search(query))[:limit]
+        items: list[dict[str, Any]] = []
+        omitted: list[dict[str, Any]] = []
+        structured: Structured = {"items": items, "limit": limit, "omitted": omitted}
+        used = result_size(structured)
+        # Room for an omitted entry is kept for every hit not yet placed, so the report of the
+        # hits left out always fits (check_limits made sure it does for max_limit hits).
+        for position, hit in enumerate(hits):
+            later = len(hits) - position - 1
+            dumped = _dump(hit)
+            size = cost(dumped)
+            if used + size + OMITTED_ENTRY * later <= self.max_bytes:
+                items.append(dumped)
+                used += size
+            else:
+                entry = {"id": dumped["id"], "bytes": len(to_json(dumped))}
+                omitted.append(entry)
+                used += cost(entry)
+        return self._fits(structured, "the search result")
+
+    async def _delete(self, arguments: dict[str, Any]) -> Structured:
+        delete: Callable[[UUID], Awaitable[bool]] = getattr(self._store, "delete")  # noqa: B009 -- listed only for stores that have it
+        return {"deleted": bool(await delete(UUID(arguments["id"])))}
+
+    async def _count(self, arguments: dict[str, Any]) -> Structured:
+        count: Callable[[], Awaitable[int]] = getattr(self._store, "count")  # noqa: B009 -- listed only for stores that have it
+        return {"count": int(await count())}
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(None, message, is_error=True)

@@ -1,0 +1,132 @@
+"""Running the ``lionmem`` console script in a subprocess: piped, or on a pseudo-terminal.
+
+Every run gets an environment without ``LIONMEM_DB``, ``COLUMNS`` and colour switches, so the
+store and the terminal width are what the test gives. On a terminal the output is read from the
+pty until the child closes it; ANSI escape sequences are removed and line ends become ``\\n``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LIONMEM",
+    "Result",
+    "clean_env",
+    "lionmem",
+    "on_terminal",
+    "one_line_error",
+    "vectors",
+]
+
+LIONMEM = Path(sys.executable).parent / "lionmem"
+VECTORS = Path(__file__).resolve().parents[1] / "vectors"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """Return this process's environment without the variables that would steer the command."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"LIONMEM_DB", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM"}
+    }
+    env["TERM"] = "xterm-256color"
+    env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Result:
+    """The exit status and output of one run (``stderr`` empty when it shared the terminal)."""
+
+    status: int
+    stdout: str
+    stderr: str
+
+
+def lionmem(
+    *args: str | Path,
+    cwd: Path,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Result:
+    """Run the console script with ``args``, every stream piped; return what it did."""
+    completed = subprocess.run(
+        [str(LIONMEM), *map(str, args)],
+        input=stdin.encode() if isinstance(stdin, str) else stdin,
+        capture_output=True,
+        cwd=cwd,
+        env=env or clean_env(),
+        timeout=timeout,
+        check=False,
+    )
+    return Result(
+        completed.returncode,
+        completed.stdout.decode("utf-8"),
+        completed.stderr.decode("utf-8"),
+    )
+
+
+def on_terminal(
+    *args: str | Path,
+    cwd: Path,
+    columns: int = 100,
+    stderr_too: bool = True,
+    timeout: float = 120,
+) -> Result:
+    """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        [str(LIONMEM), *map(str, args)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave if stderr_too else subprocess.PIPE,
+        cwd=cwd,
+        env=clean_env(),
+        close_fds=True,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every holder of the pty's other end has closed it
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    error = process.stderr.read().decode("utf-8") if process.stderr else ""
+    status = process.wait(timeout=timeout)
+    text = _ANSI.sub("", b"".join(chunks).decode("utf-8")).replace("\r\n", "\n")
+    return Result(status, text, error)
+
+
+def one_line_error(result: Result, prefix: str) -> str:
+    """Assert ``result`` is exit 2 with one stderr line starting ``prefix``; return the line."""
+    assert result.status == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(prefix), lines[0]
+    return lines[0]
+
+
+def vectors(schema: str) -> list[dict[str, Any]]:
+    """Return the shared schema vectors of ``schema`` (tests/vectors/<schema>/), in file order."""
+    files = sorted((VECTORS / schema).glob("*.json"))
+    return [json.loads(path.read_text(encoding="utf-8")) for path in files]

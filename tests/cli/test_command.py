@@ -1,0 +1,102 @@
+"""The command as a whole: one parser, ``--help`` everywhere, ``python -m lionmem``, the demo, the sample."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lionmem import __version__
+from lionmem.cli import build_parser, main
+from tests.cli.conftest import REPO
+from tests.cli.support import clean_env, lionmem
+
+COMMANDS = [
+    "add", "get", "search", "count", "delete", "import", "export", "validate", "schema", "conformance",
+    "mcp",
+]  # fmt: skip
+
+
+def test_the_parser_has_exactly_the_documented_commands() -> None:
+    """``lionmem --help`` lists these commands, in this order."""
+    (action,) = [a for a in build_parser()._actions if a.dest == "command"]
+    assert list(action.choices or {}) == COMMANDS
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(tmp_path: Path, command: str) -> None:
+    """``lionmem COMMAND --help`` prints that command's usage and exits 0."""
+    result = lionmem(command, "--help", cwd=tmp_path)
+    assert (result.status, result.stderr) == (0, "")
+    assert result.stdout.startswith(f"usage: lionmem {command} ")
+
+
+@pytest.mark.parametrize("command", ["add", "get", "search", "count", "delete", "import", "export"])
+def test_every_store_command_takes_db_and_namespace(command: str) -> None:
+    """The store commands share ``--db`` and ``--namespace``."""
+    assert {"--db", "--namespace"} <= set(main_help(command).split())
+
+
+def main_help(command: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "lionmem", command, "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.replace("[", " ").replace("]", " ")
+
+
+def test_python_m_lionmem_is_the_same_command(tmp_path: Path) -> None:
+    """``python -m lionmem`` runs the console script's main: same output, same status."""
+    module = subprocess.run(
+        [sys.executable, "-m", "lionmem", "count", "--db", "nope.db"],
+        capture_output=True, text=True, cwd=tmp_path, env=clean_env(), check=False,
+    )  # fmt: skip
+    script = lionmem("count", "--db", "nope.db", cwd=tmp_path)
+    assert (module.returncode, module.stdout, module.stderr) == (
+        script.status,
+        script.stdout,
+        script.stderr,
+    )
+    assert script.status == 2
+
+
+def test_version_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--version`` prints the version and exits 0; no command at all is a usage error, 2."""
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"lionmem {__version__}\n"
+    assert main([]) == 2
+    assert "the following arguments are required: COMMAND" in capsys.readouterr().err
+
+
+def test_the_shipped_sample_is_what_its_generator_writes() -> None:
+    """examples/ is exactly what tools/make_sample.py writes (a deterministic generator)."""
+    done = subprocess.run(
+        [sys.executable, "tools/make_sample.py", "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.slow
+def test_make_demo_does_the_main_job(tmp_path: Path) -> None:
+    """tools/demo.py runs every step, checks each, and says the exports equal the sample."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "demo.py"), "--out", str(tmp_path / "out")],
+        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.count("Traceback")) == (0, 0), done.stderr
+    assert "imported 3000 items from" in done.stdout
+    assert "the two exports and the sample are the same 680,258 bytes" in done.stdout
+    assert "imported 6 items from" in done.stdout
+    assert done.stdout.rstrip().endswith("lionmem search --db out/notes.db --text paris")
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.jsonl")) == [
+        "copy-export.jsonl",
+        "export.jsonl",
+    ]

@@ -1,0 +1,188 @@
+"""Errors a person can act on: one line naming the problem, no traceback, exit 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from lionmem.cli import main
+from tests.cli.support import lionmem, one_line_error
+
+
+def test_a_missing_import_file(tmp_path: Path) -> None:
+    """``import`` of a file that does not exist names it; no database is created."""
+    result = lionmem("import", "nope.jsonl", cwd=tmp_path)
+    assert one_line_error(result, "") == "lionmem import: nope.jsonl: no such file"
+    assert not (tmp_path / "memory.db").exists()
+
+
+def test_a_directory_as_import_file(tmp_path: Path) -> None:
+    """``import`` of a directory says it is one."""
+    result = lionmem("import", tmp_path, cwd=tmp_path)
+    assert (
+        one_line_error(result, "")
+        == f"lionmem import: {tmp_path} is a directory, not a JSON Lines file"
+    )
+
+
+@pytest.mark.parametrize("command", [["count"], ["add", "x"], ["search"], ["import", "-"]])
+def test_a_directory_as_db(tmp_path: Path, command: list[str]) -> None:
+    """A directory given as ``--db`` is refused by every command, suggesting a file inside it."""
+    result = lionmem(*command, "--db", tmp_path, cwd=tmp_path, stdin="")
+    assert one_line_error(result, "") == (
+        f"lionmem {command[0]}: --db {tmp_path} is a directory; give the path of a database "
+        f"file, e.g. {tmp_path / 'memory.db'}"
+    )
+
+
+def test_a_db_in_a_missing_directory(tmp_path: Path) -> None:
+    """``add --db missing/dir/x.db`` names the missing directory."""
+    result = lionmem("add", "x", "--db", "no/such/x.db", cwd=tmp_path)
+    assert (
+        one_line_error(result, "")
+        == "lionmem add: --db no/such/x.db: the directory no/such does not exist"
+    )
+
+
+def test_a_database_of_another_application(tmp_path: Path) -> None:
+    """A SQLite file lionmem did not create is refused and left unchanged."""
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE invoices (n INTEGER)")
+    before = other.read_bytes()
+    result = lionmem("add", "x", "--db", other, cwd=tmp_path)
+    line = one_line_error(result, "")
+    assert line.startswith(
+        f"lionmem add: {str(other)!r} is a SQLite database but not a lionmem one"
+    )
+    assert line.endswith("lionmem opens only files it created")
+    assert other.read_bytes() == before
+
+
+def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    """A text file given as ``--db`` is named as not a SQLite file."""
+    (tmp_path / "notes.txt").write_text("hello\n" * 100)
+    result = lionmem("count", "--db", "notes.txt", cwd=tmp_path)
+    assert one_line_error(result, "") == "lionmem count: 'notes.txt' is not a SQLite database file"
+
+
+def test_a_namespace_for_a_sqlite_file(tmp_path: Path) -> None:
+    """``--namespace`` with a SQLite file is refused: one file is one namespace."""
+    result = lionmem("add", "x", "--namespace", "team", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem add: --namespace 'team': a SQLite file has no namespaces (one file is one "
+        "namespace); use another --db file instead"
+    )
+    assert not (tmp_path / "memory.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["search", "--filter", "k"],
+            "lionmem search: --filter 'k': expected KEY=JSON, for example --filter stars=4",
+        ),
+        (
+            ["search", "--filter", "k={"],
+            "lionmem search: --filter 'k={': the value after '=' is not JSON (Expecting property name "
+            "enclosed in double quotes); write text in JSON quotes, for example --filter 'k=\"{\"'",
+        ),
+        (
+            ["add", "x", "--meta", "when=2026-01-01"],
+            "lionmem add: --meta 'when=2026-01-01': the value after '=' is not JSON (Extra data); "
+            "write text in JSON quotes, for example --meta 'when=\"2026-01-01\"'",
+        ),
+    ],
+)
+def test_bad_key_json(tmp_path: Path, args: list[str], message: str) -> None:
+    """A ``KEY=JSON`` argument without ``=`` or with a value that is not JSON."""
+    (tmp_path / "memory.db").touch()
+    assert one_line_error(lionmem(*args, cwd=tmp_path), "") == message
+
+
+def test_usage_errors_exit_2_with_argparse_usage(tmp_path: Path) -> None:
+    """An unknown command or option is argparse's usage message and exit 2."""
+    result = lionmem("frobnicate", cwd=tmp_path)
+    assert result.status == 2
+    assert "invalid choice: 'frobnicate'" in result.stderr
+    assert result.stderr.startswith("usage: lionmem ")
+
+
+def test_postgres_store_missing_from_this_lionmem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A postgresql:// address where lionmem.stores.postgres cannot be imported says so."""
+    monkeypatch.setitem(sys.modules, "lionmem.stores.postgres", None)
+    status = main(["count", "--db", "postgresql://me:secret@127.0.0.1:9/db"])
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (
+        2,
+        "",
+        "lionmem count: this lionmem has no PostgreSQL store (lionmem.stores.postgres is missing)\n",
+    )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("lionmem.stores.postgres") is None
+    or importlib.util.find_spec("asyncpg") is None,
+    reason="needs lionmem's PostgreSQL store and asyncpg",
+)
+def test_an_unreachable_server(tmp_path: Path) -> None:
+    """A server nobody listens for is one line (password hidden), exit 2, no traceback."""
+    result = lionmem(
+        "count", "--db", "postgresql://me:secret@127.0.0.1:9/db", cwd=tmp_path, timeout=120
+    )
+    line = one_line_error(result, "lionmem count: ")
+    assert "secret" not in line
+    assert "127.0.0.1" in line
+
+
+def test_the_table_without_the_cli_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a terminal without rich installed, ``search`` names the extra to install."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["add", "x"]) == 0
+    capsys.readouterr()
+    monkeypatch.setitem(sys.modules, "rich", None)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert main(["search"]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem search: this command needs the 'cli' extra: pip install 'lionmem[cli]'\n"
+    )
+
+
+def test_validate_without_the_cli_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without jsonschema installed, ``validate`` names the extra to install."""
+    (tmp_path / "a.json").write_text("{}")
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    assert main(["validate", str(tmp_path / "a.json")]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem validate: this command needs the 'cli' extra: pip install 'lionmem[cli]'\n"
+    )
+
+
+def test_import_lionmem_imports_no_terminal_library() -> None:
+    """``import lionmem`` (and its stores) imports neither rich nor jsonschema nor the CLI."""
+    import subprocess
+
+    code = (
+        "import sys, lionmem; lionmem.SQLiteMemoryStore; lionmem.MemoryItem; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'jsonschema') "
+        "or m.startswith('lionmem.cli')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"

@@ -1,0 +1,301 @@
+"""``add``, ``get``, ``search``, ``count`` and ``delete`` through the console script, piped and on a pty."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from tests.cli.conftest import SAMPLE
+from tests.cli.support import clean_env, lionmem, on_terminal, one_line_error
+
+UUID_LINE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$")
+
+
+def _items(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def _sample() -> list[MemoryItem]:
+    return [MemoryItem.model_validate_json(line) for line in SAMPLE.read_text("utf-8").splitlines()]
+
+
+def _reference(query: MemoryQuery) -> list[str]:
+    async def run() -> list[str]:
+        store = InMemoryStore()
+        for item in _sample():
+            await store.store(item)
+        return [str(item.id) for item in await store.search(query)]
+
+    return asyncio.run(run())
+
+
+def test_add_prints_the_new_id_and_stores_every_field(tmp_path: Path) -> None:
+    """``add`` prints one UUID; ``get --json`` gives back the content, tags and metadata given."""
+    added = lionmem(
+        "add", "Paris is the capital of France", "--tag", "geo", "--tag", "fact",
+        "--meta", "stars=4", "--meta", 'source="atlas"', "--meta", "seen=[1, null]",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (added.status, added.stderr) == (0, "")
+    assert UUID_LINE.match(added.stdout)
+    got = lionmem("get", added.stdout.strip(), "--json", cwd=tmp_path)
+    (item,) = _items(got.stdout)
+    assert (item["id"], item["content"], item["tags"], item["metadata"]) == (
+        added.stdout.strip(),
+        "Paris is the capital of France",
+        ["geo", "fact"],
+        {"stars": 4, "source": "atlas", "seen": [1, None]},
+    )
+
+
+def test_add_creates_memory_db_in_the_working_directory(tmp_path: Path) -> None:
+    """Without ``--db`` and ``LIONMEM_DB`` the store is ./memory.db."""
+    assert lionmem("add", "x", cwd=tmp_path).status == 0
+    assert (tmp_path / "memory.db").is_file()
+
+
+def test_lionmem_db_names_the_default_store(tmp_path: Path) -> None:
+    """``LIONMEM_DB`` is the store when ``--db`` is not given."""
+    env = clean_env(LIONMEM_DB=str(tmp_path / "env.db"))
+    assert lionmem("add", "x", cwd=tmp_path, env=env).status == 0
+    assert (lionmem("count", cwd=tmp_path, env=env).stdout, (tmp_path / "memory.db").exists()) == (
+        "1\n",
+        False,
+    )
+
+
+def test_add_json_stores_a_json_value_as_content(tmp_path: Path) -> None:
+    """``add --json`` parses CONTENT: an object stays an object, a number a number."""
+    first = lionmem("add", "--json", '{"city": "Lyon", "n": [1, 2.5]}', cwd=tmp_path)
+    second = lionmem("add", "--json", "42", cwd=tmp_path)
+    listed = _items(lionmem("search", cwd=tmp_path).stdout)
+    assert [item["content"] for item in listed] == [{"city": "Lyon", "n": [1, 2.5]}, 42]
+    assert [item["id"] for item in listed] == [first.stdout.strip(), second.stdout.strip()]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--meta", "stars=four"],
+            "lionmem add: --meta 'stars=four': the value after '=' is not JSON (Expecting value); "
+            "write text in JSON quotes, for example --meta 'stars=\"four\"'",
+        ),
+        (
+            ["--meta", "stars"],
+            "lionmem add: --meta 'stars': expected KEY=JSON, for example --meta stars=4",
+        ),
+        (
+            ["--meta", "=4"],
+            "lionmem add: --meta '=4': expected KEY=JSON, for example --meta stars=4",
+        ),
+        (["--json"], "lionmem add: --json: CONTENT is not JSON (Expecting value)"),
+    ],
+)
+def test_add_with_bad_arguments_exits_2_and_stores_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A malformed ``KEY=JSON`` or JSON content is one line on stderr, exit 2, no database made."""
+    result = lionmem("add", "text", *args, cwd=tmp_path)
+    assert one_line_error(result, "lionmem add: ") == message
+    assert not (tmp_path / "memory.db").exists()
+
+
+def test_get_missing_id_exits_1(sample_db: Path) -> None:
+    """``get`` of an id no item has says so on stderr and exits 1."""
+    missing = "12345678-1234-4678-9234-567812345678"
+    result = lionmem("get", missing, "--db", sample_db, cwd=sample_db.parent)
+    assert (result.status, result.stdout, result.stderr) == (
+        1,
+        "",
+        f"lionmem get: no item with id {missing}\n",
+    )
+
+
+def test_get_of_a_non_uuid_exits_2(sample_db: Path) -> None:
+    """``get`` of text that is not a UUID is a usage error."""
+    result = lionmem("get", "nope", "--db", sample_db, cwd=sample_db.parent)
+    assert one_line_error(result, "lionmem get: ") == (
+        "lionmem get: 'nope' is not an item id (a UUID such as "
+        "12345678-1234-5678-1234-567812345678)"
+    )
+
+
+def test_get_piped_prints_the_stored_json_line(sample_db: Path) -> None:
+    """Piped, ``get`` prints the item's JSON exactly as the sample file holds it."""
+    line = SAMPLE.read_text("utf-8").splitlines()[1234]
+    item_id = json.loads(line)["id"]
+    result = lionmem("get", item_id, "--db", sample_db, cwd=sample_db.parent)
+    assert (result.status, result.stdout, result.stderr) == (0, line + "\n", "")
+
+
+def test_get_on_a_terminal_shows_every_field_in_full(sample_db: Path) -> None:
+    """On a terminal ``get`` lists id, created_at, tags, metadata and the whole content."""
+    long = next(item for item in _sample() if str(item.content).startswith("Long note"))
+    result = on_terminal("get", str(long.id), "--db", sample_db, cwd=sample_db.parent, columns=120)
+    lines = result.stdout.splitlines()
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in lines[:5]}
+    # The content wraps at spaces onto the lines after its row.
+    rows["content"] = " ".join([rows["content"], *(line.strip() for line in lines[5:])])
+    assert result.status == 0
+    assert rows == {
+        "id": str(long.id),
+        "created_at": f"{long.created_at!r} ({_iso(long.created_at)})",
+        "tags": json.dumps(long.tags),
+        "metadata": json.dumps(long.metadata, ensure_ascii=False),
+        "content": long.content,
+    }
+    assert len(lines) > 6
+    assert max(len(line.rstrip()) for line in lines) <= 120
+
+
+def _iso(created_at: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(created_at, UTC).isoformat()
+
+
+SEARCHES: list[tuple[list[str], MemoryQuery]] = [
+    ([], MemoryQuery()),
+    (["--text", "STRAßE", "--limit", "50"], MemoryQuery(text="STRAßE", limit=50)),
+    (["--text", "strasse"], MemoryQuery(text="strasse")),
+    (["--tag", "music", "--tag", "geo", "--limit", "7"], MemoryQuery(tags=["music", "geo"], limit=7)),
+    (
+        ["--filter", 'lang="tr"', "--filter", "stars=5", "--limit", "1000"],
+        MemoryQuery(filters={"lang": "tr", "stars": 5}, limit=1000),
+    ),
+    (["--filter", "stars=5.0", "--limit", "30"], MemoryQuery(filters={"stars": 5.0}, limit=30)),
+    (["--filter", "reviewed_by=null", "--limit", "3000"], MemoryQuery(filters={"reviewed_by": None}, limit=3000)),
+    (["--text", "kyoto", "--tag", "food", "--limit", "5"], MemoryQuery(text="kyoto", tags=["food"], limit=5)),
+    (["--limit", "0"], MemoryQuery(limit=0)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "query"), SEARCHES, ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_search_piped_gives_the_reference_results_as_json_lines(
+    sample_db: Path, args: list[str], query: MemoryQuery
+) -> None:
+    """Piped, ``search`` prints the items InMemoryStore finds for the same query, in its order."""
+    result = lionmem("search", *args, "--db", sample_db, cwd=sample_db.parent)
+    assert (result.status, result.stderr) == (0, "")
+    assert [item["id"] for item in _items(result.stdout)] == _reference(query)
+
+
+def test_search_lines_are_the_items_json(sample_db: Path) -> None:
+    """Each line ``search`` prints is the item's own JSON (as in the sample file), in full."""
+    result = lionmem(
+        "search", "--text", "long note", "--limit", "3", "--db", sample_db, cwd=sample_db.parent
+    )
+    by_id = {json.loads(line)["id"]: line for line in SAMPLE.read_text("utf-8").splitlines()}
+    lines = result.stdout.splitlines()
+    assert lines == [by_id[json.loads(line)["id"]] for line in lines]
+    assert len(lines) == 3
+
+
+def test_search_on_a_terminal_is_a_table_with_shortened_content(sample_db: Path) -> None:
+    """On a terminal: a header, one row per item with its whole id, content cut with an ellipsis."""
+    result = on_terminal(
+        "search", "--text", "long note", "--limit", "4", "--db", sample_db,
+        cwd=sample_db.parent, columns=100,
+    )  # fmt: skip
+    lines = result.stdout.splitlines()
+    expected = _reference(MemoryQuery(text="long note", limit=4))
+    assert result.status == 0
+    assert lines[0].split() == ["id", "created", "tags", "content"]
+    assert [line.split()[0] for line in lines[1:5]] == expected
+    assert lines[5:] == ["4 items"]
+    assert all(line.rstrip().endswith("…") and len(line.rstrip()) <= 100 for line in lines[1:5])
+
+
+def test_search_json_on_a_terminal_prints_json_lines(sample_db: Path) -> None:
+    """``--json`` gives JSON Lines even on a terminal."""
+    result = on_terminal(
+        "search", "--tag", "idea", "--limit", "3", "--json", "--db", sample_db, cwd=sample_db.parent
+    )
+    assert [item["id"] for item in _items(result.stdout)] == _reference(
+        MemoryQuery(tags=["idea"], limit=3)
+    )
+
+
+def test_search_on_a_narrow_terminal_keeps_whole_ids(sample_db: Path) -> None:
+    """At 80 columns the date column goes, ids stay whole and no line is wider than the terminal."""
+    result = on_terminal(
+        "search", "--limit", "5", "--db", sample_db, cwd=sample_db.parent, columns=80
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["id", "tags", "content"]
+    assert [line.split()[0] for line in lines[1:6]] == _reference(MemoryQuery(limit=5))
+    assert max(len(line.rstrip()) for line in lines) <= 80
+
+
+def test_search_with_no_result_on_a_terminal_says_0_items(sample_db: Path) -> None:
+    """An empty result on a terminal is the line ``0 items``; piped it is no output at all."""
+    args = ("search", "--text", "no such text anywhere", "--db", str(sample_db))
+    assert on_terminal(*args, cwd=sample_db.parent).stdout == "0 items\n"
+    assert lionmem(*args, cwd=sample_db.parent).stdout == ""
+
+
+def test_search_with_a_negative_limit_exits_2(sample_db: Path) -> None:
+    """``--limit -1`` is refused before the store is asked."""
+    result = lionmem("search", "--limit", "-1", "--db", sample_db, cwd=sample_db.parent)
+    assert (
+        one_line_error(result, "lionmem search: ")
+        == "lionmem search: --limit must be 0 or more, got -1"
+    )
+
+
+def test_search_with_a_bad_filter_exits_2(sample_db: Path) -> None:
+    """``--filter`` needs ``KEY=JSON`` too."""
+    result = lionmem("search", "--filter", "lang=tr", "--db", sample_db, cwd=sample_db.parent)
+    assert one_line_error(
+        result, "lionmem search: --filter 'lang=tr': the value after '=' is not JSON"
+    )
+
+
+def test_count_prints_the_number_piped_and_on_a_terminal(sample_db: Path) -> None:
+    """``count`` prints the number of items, the same way on a terminal and in a pipe."""
+    assert lionmem("count", "--db", sample_db, cwd=sample_db.parent).stdout == "3000\n"
+    assert on_terminal("count", "--db", sample_db, cwd=sample_db.parent).stdout == "3000\n"
+
+
+def test_delete_removes_the_item_and_a_second_delete_exits_1(sample_copy: Path) -> None:
+    """``delete`` prints what it deleted; deleting the same id again exits 1; others stay."""
+    item_id = json.loads(SAMPLE.read_text("utf-8").splitlines()[0])["id"]
+    first = lionmem("delete", item_id, "--db", sample_copy, cwd=sample_copy.parent)
+    second = lionmem("delete", item_id, "--db", sample_copy, cwd=sample_copy.parent)
+    assert (first.status, first.stdout) == (0, f"deleted {item_id}\n")
+    assert (second.status, second.stdout, second.stderr) == (
+        1,
+        "",
+        f"lionmem delete: no item with id {item_id}\n",
+    )
+    assert lionmem("count", "--db", sample_copy, cwd=sample_copy.parent).stdout == "2999\n"
+    assert lionmem("get", item_id, "--db", sample_copy, cwd=sample_copy.parent).status == 1
+
+
+def test_delete_on_a_terminal_prints_the_same_line(sample_copy: Path) -> None:
+    """On a terminal ``delete`` prints ``deleted ID`` too."""
+    item_id = json.loads(SAMPLE.read_text("utf-8").splitlines()[5])["id"]
+    result = on_terminal("delete", item_id, "--db", sample_copy, cwd=sample_copy.parent)
+    assert (result.status, result.stdout) == (0, f"deleted {item_id}\n")
+
+
+@pytest.mark.parametrize("command", ["get", "search", "count", "delete", "export"])
+def test_reading_commands_do_not_create_a_missing_database(tmp_path: Path, command: str) -> None:
+    """A command that only reads refuses a --db file that does not exist, and creates none."""
+    args = [command] + (
+        ["12345678-1234-4678-9234-567812345678"] if command in ("get", "delete") else []
+    )
+    result = lionmem(*args, "--db", "typo.db", cwd=tmp_path)
+    assert one_line_error(result, f"lionmem {command}: ") == (
+        f"lionmem {command}: no lionmem database at typo.db (lionmem add or lionmem import creates one)"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,188 @@
+"""``lionmem.cli._store``: which store ``--db``/``--namespace`` name, for the command and other front ends.
+
+A stand-in ``lionmem.stores.postgres`` module records how the PostgreSQL store is built and can
+refuse to connect, so the selection is tested without a server.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from lionmem import MemoryAdapterUnavailable, SQLiteMemoryStore
+from lionmem.cli import main
+from lionmem.cli._store import (
+    DEFAULT_DB,
+    StoreSelectionError,
+    describe_target,
+    open_store,
+    select_store,
+    store_target,
+)
+
+DSN = "postgresql://me:secret@db.example:5432/app"
+
+
+class FakePostgresStore:
+    """Records its arguments; ``open`` fails when the class says the server is down."""
+
+    made: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012 - a test's shared record
+    down = False
+
+    def __init__(self, dsn: str, **options: Any) -> None:
+        self.made.append((dsn, options))
+        self.closed = False
+
+    async def open(self) -> None:
+        if self.down:
+            msg = "could not connect to db.example:5432 (Connection refused)"
+            raise MemoryAdapterUnavailable(msg)
+
+    async def close(self) -> None:
+        self.closed = True
+
+    async def count(self) -> int:
+        return 7
+
+
+@pytest.fixture
+def fake_postgres(monkeypatch: pytest.MonkeyPatch) -> type[FakePostgresStore]:
+    module = ModuleType("lionmem.stores.postgres")
+    module.PostgresMemoryStore = FakePostgresStore  # type: ignore[attr-defined]  # a stand-in module
+    monkeypatch.setitem(sys.modules, "lionmem.stores.postgres", module)
+    FakePostgresStore.made = []
+    FakePostgresStore.down = False
+    return FakePostgresStore
+
+
+def test_the_target_is_db_then_the_environment_then_memory_db(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--db`` wins over ``$LIONMEM_DB``, which wins over ``memory.db``; an empty value counts as unset."""
+    monkeypatch.delenv("LIONMEM_DB", raising=False)
+    assert (store_target(None), store_target("x.db")) == (DEFAULT_DB, "x.db")
+    monkeypatch.setenv("LIONMEM_DB", "env.db")
+    assert (store_target(None), store_target("x.db"), store_target("")) == (
+        "env.db",
+        "x.db",
+        "env.db",
+    )
+    monkeypatch.setenv("LIONMEM_DB", "")
+    assert store_target(None) == DEFAULT_DB
+
+
+def test_a_path_selects_a_sqlite_store(tmp_path: Path) -> None:
+    """A path (or ``:memory:``) is a SQLiteMemoryStore of that file, not opened yet."""
+    store = select_store(str(tmp_path / "a.db"))
+    assert (type(store), store.path, (tmp_path / "a.db").exists()) == (
+        SQLiteMemoryStore,
+        str(tmp_path / "a.db"),
+        False,
+    )
+    assert type(select_store(":memory:")) is SQLiteMemoryStore
+
+
+def test_postgres_addresses_select_the_postgres_store(
+    fake_postgres: type[FakePostgresStore],
+) -> None:
+    """Both URL schemes build PostgresMemoryStore(dsn), with ``namespace=`` only when given."""
+    select_store(DSN)
+    select_store("postgres://db.example/app", namespace="team")
+    assert fake_postgres.made == [(DSN, {}), ("postgres://db.example/app", {"namespace": "team"})]
+
+
+async def test_open_store_returns_an_open_store_the_caller_closes(
+    fake_postgres: type[FakePostgresStore],
+) -> None:
+    """``open_store`` opens the store; closing is the caller's."""
+    store = await open_store(DSN)
+    assert (await store.count(), store.closed) == (7, False)
+
+
+async def test_an_unreachable_server_is_a_selection_error_without_the_password(
+    fake_postgres: type[FakePostgresStore],
+) -> None:
+    """The store's own error, on one line, prefixed with the address without its password."""
+    fake_postgres.down = True
+    with pytest.raises(StoreSelectionError) as caught:
+        await open_store(DSN)
+    assert str(caught.value) == (
+        "cannot open postgresql://me:***@db.example:5432/app: could not connect to "
+        "db.example:5432 (Connection refused)"
+    )
+    assert isinstance(caught.value.__cause__, MemoryAdapterUnavailable)
+
+
+async def test_a_password_in_the_store_error_is_hidden(
+    fake_postgres: type[FakePostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the store's message repeats the address, the password is hidden there too."""
+
+    async def refuse(self: FakePostgresStore) -> None:
+        raise MemoryAdapterUnavailable(f"cannot reach {DSN}")
+
+    monkeypatch.setattr(fake_postgres, "open", refuse)
+    with pytest.raises(StoreSelectionError) as caught:
+        await open_store(DSN)
+    assert str(caught.value) == "cannot reach postgresql://me:***@db.example:5432/app"
+
+
+def test_the_command_passes_the_namespace_and_reports_an_unreachable_server(
+    fake_postgres: type[FakePostgresStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lionmem count --db URL --namespace N``: the count; a server that is down: one line, exit 2."""
+    assert main(["count", "--db", DSN, "--namespace", "team"]) == 0
+    assert capsys.readouterr().out == "7\n"
+    assert fake_postgres.made == [(DSN, {"namespace": "team"})]
+    fake_postgres.down = True
+    assert main(["count", "--db", DSN]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem count: cannot open postgresql://me:***@db.example:5432/app: could not connect "
+        "to db.example:5432 (Connection refused)\n"
+    )
+
+
+def test_a_store_without_an_extra_operation_is_named(
+    fake_postgres: type[FakePostgresStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command needing an operation the store lacks (``export`` needs ``items``) says which."""
+    assert main(["export", "--db", DSN]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem export: FakePostgresStore has no items(), which this command needs\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "shown"),
+    [
+        (DSN, "postgresql://me:***@db.example:5432/app"),
+        ("postgresql://db.example/app", "postgresql://db.example/app"),
+        ("postgres://u:p%40ss@h/d", "postgres://u:***@h/d"),
+        ("notes.db", "notes.db"),
+    ],
+)
+def test_messages_never_show_a_password(target: str, shown: str) -> None:
+    """``describe_target`` hides the password of an address and leaves paths alone."""
+    assert describe_target(target) == shown
+
+
+def test_a_missing_postgres_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store module failing on a missing driver becomes the extra to install."""
+
+    def broken(name: str, *args: Any, **kwargs: Any) -> ModuleType:
+        error = ModuleNotFoundError("No module named 'asyncpg'")
+        error.name = "asyncpg"
+        raise error
+
+    monkeypatch.delitem(sys.modules, "lionmem.stores.postgres", raising=False)
+    monkeypatch.setattr("lionmem.cli._store.importlib.import_module", broken)
+    with pytest.raises(StoreSelectionError) as caught:
+        select_store(DSN)
+    assert str(caught.value) == (
+        "PostgreSQL needs the 'postgres' extra: pip install 'lionmem[postgres]' "
+        "(No module named 'asyncpg')"
+    )

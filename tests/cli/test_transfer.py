@@ -1,0 +1,313 @@
+"""``import`` and ``export``: all or nothing, --skip-invalid, streaming, exact round trips, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from lionmem import MemoryItem
+from tests.cli.conftest import MIXED, SAMPLE
+from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, vectors
+from tools.make_sample import sample_items
+
+MIXED_PROBLEMS = [
+    "lionmem import: line 3: tags.0: Input should be a valid string; tags.1: Input should be a valid string",
+    "lionmem import: line 5: colour: Extra inputs are not permitted",
+    "lionmem import: line 7: id: Value error, badly formed hexadecimal UUID string",
+    "lionmem import: line 8: Invalid JSON: EOF while parsing a value at line 1 column 30",
+]
+
+
+def _export(db: Path) -> str:
+    result = lionmem("export", "--db", db, cwd=db.parent)
+    assert (result.status, result.stderr) == (0, ""), result
+    return result.stdout
+
+
+def _store_with_two_items(folder: Path) -> tuple[Path, str]:
+    db = folder / "kept.db"
+    for text in ("first", "second"):
+        assert lionmem("add", text, "--db", db, cwd=folder).status == 0
+    return db, _export(db)
+
+
+def test_import_then_export_gives_the_sample_back_byte_for_byte(tmp_path: Path) -> None:
+    """Every field of the 3,000 sample items comes back exactly, in the file's order."""
+    imported = lionmem("import", SAMPLE, "--db", "s.db", cwd=tmp_path)
+    assert (imported.status, imported.stdout, imported.stderr) == (
+        0,
+        f"imported 3000 items from {SAMPLE}\n",
+        "",
+    )
+    assert _export(tmp_path / "s.db") == SAMPLE.read_text("utf-8")
+
+
+def test_a_bad_line_aborts_the_import_and_keeps_what_was_stored(tmp_path: Path) -> None:
+    """The first bad line is named with its number and reason; the store is as it was."""
+    db, before = _store_with_two_items(tmp_path)
+    result = lionmem("import", MIXED, "--db", db, cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        1,
+        "",
+        MIXED_PROBLEMS[0] + "; nothing was imported\n",
+    )
+    assert _export(db) == before
+
+
+def test_skip_invalid_stores_the_good_lines_and_reports_each_bad_one(tmp_path: Path) -> None:
+    """``--skip-invalid``: the six good lines are stored, the four bad ones listed, exit 1."""
+    result = lionmem("import", MIXED, "--skip-invalid", "--db", "m.db", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr.splitlines()) == (
+        1,
+        f"imported 6 items from {MIXED} (4 invalid lines skipped)\n",
+        MIXED_PROBLEMS,
+    )
+    good = [line for line in MIXED.read_text("utf-8").splitlines() if line.startswith('{"id":"')]
+    assert _export(tmp_path / "m.db").splitlines() == good
+
+
+def test_skip_invalid_with_only_good_lines_exits_0(tmp_path: Path) -> None:
+    """Nothing skipped: the usual summary, exit 0."""
+    result = lionmem("import", SAMPLE, "--skip-invalid", "--db", "s.db", cwd=tmp_path)
+    assert (result.status, result.stdout) == (0, f"imported 3000 items from {SAMPLE}\n")
+
+
+def test_a_value_the_store_cannot_keep_is_a_bad_line(tmp_path: Path) -> None:
+    """A number JSON reads as infinity is refused by the store; its line is named, in both modes."""
+    (tmp_path / "inf.jsonl").write_text(
+        '{"content": "ok"}\n\n{"content": 1e400}\n{"content": "fine"}\n'
+    )
+    reason = "MemoryItem.content: a value of type float cannot be stored exactly: inf: JSON has no NaN or Infinity"
+    strict = lionmem("import", "inf.jsonl", "--db", "a.db", cwd=tmp_path)
+    lenient = lionmem("import", "inf.jsonl", "--skip-invalid", "--db", "b.db", cwd=tmp_path)
+    assert (strict.status, strict.stderr) == (
+        1,
+        f"lionmem import: line 3: {reason}; nothing was imported\n",
+    )
+    assert (lenient.status, lenient.stderr) == (1, f"lionmem import: line 3: {reason}\n")
+    assert lionmem("count", "--db", "a.db", cwd=tmp_path).stdout == "0\n"
+    contents = [json.loads(line)["content"] for line in _export(tmp_path / "b.db").splitlines()]
+    assert contents == ["ok", "fine"]
+
+
+def test_import_reads_standard_input(tmp_path: Path) -> None:
+    """``import -`` reads the lines from stdin and says so."""
+    lines = SAMPLE.read_text("utf-8").splitlines()[:10]
+    result = lionmem("import", "-", "--db", "in.db", cwd=tmp_path, stdin="\n".join(lines) + "\n")
+    assert (result.status, result.stdout) == (0, "imported 10 items from standard input\n")
+    assert _export(tmp_path / "in.db").splitlines() == lines
+
+
+def test_a_repeated_id_keeps_its_first_place_and_last_value(tmp_path: Path) -> None:
+    """Within a file and against the store, a known id replaces the item in place."""
+    db, before = _store_with_two_items(tmp_path)
+    first = json.loads(before.splitlines()[0])
+    replaced = json.dumps({**first, "content": "replaced", "tags": ["new"]})
+    again = json.dumps({**first, "content": "replaced again"})
+    (tmp_path / "r.jsonl").write_text(f'{replaced}\n{{"content": "third"}}\n{again}\n')
+    assert (
+        lionmem("import", "r.jsonl", "--db", db, cwd=tmp_path).stdout
+        == "imported 3 items from r.jsonl\n"
+    )
+    exported = [json.loads(line) for line in _export(db).splitlines()]
+    assert [(item["content"], item["tags"]) for item in exported] == [
+        ("replaced again", []),
+        ("second", []),
+        ("third", []),
+    ]
+    assert exported[0]["id"] == first["id"]
+
+
+def test_every_item_vector_the_model_accepts_round_trips_exactly(tmp_path: Path) -> None:
+    """Each memory_item vector the model accepts (own id each) comes back as the same JSON line."""
+    documents = [v["document"] for v in vectors("memory_item") if v.get("model", v)["valid"]]
+    lines = [
+        MemoryItem.model_validate(
+            {**document, "id": str(UUID(int=number, version=4))}
+        ).model_dump_json()
+        for number, document in enumerate(documents, 1)
+    ]
+    (tmp_path / "v.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert lionmem("import", "v.jsonl", "--db", "v.db", cwd=tmp_path).status == 0
+    assert _export(tmp_path / "v.db").splitlines() == lines
+    assert len(lines) >= 15
+
+
+def test_export_out_writes_the_file_and_says_so(tmp_path: Path, sample_db: Path) -> None:
+    """``export --out FILE`` writes the lines to FILE and one summary line to stdout."""
+    result = lionmem("export", "--db", sample_db, "--out", tmp_path / "e.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        f"exported 3000 items to {tmp_path / 'e.jsonl'}\n",
+        "",
+    )
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == SAMPLE.read_text("utf-8")
+
+
+def test_export_of_an_empty_store_writes_nothing(tmp_path: Path) -> None:
+    """An empty store exports no lines."""
+    (tmp_path / "e.jsonl").write_text("")
+    assert (
+        lionmem("import", "e.jsonl", "--db", "e.db", cwd=tmp_path).stdout
+        == "imported 0 items from e.jsonl\n"
+    )
+    assert _export(tmp_path / "e.db") == ""
+
+
+def test_export_piped_into_import_reproduces_the_store(tmp_path: Path, sample_db: Path) -> None:
+    """``lionmem export | lionmem import -`` between two stores: the second exports the same bytes."""
+    pipeline = f"{LIONMEM} export --db {sample_db} | {LIONMEM} import - --db copy.db"
+    done = subprocess.run(
+        pipeline,
+        shell=True,
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "imported 3000 items from standard input\n")
+    assert _export(tmp_path / "copy.db") == _export(sample_db)
+
+
+def test_export_stops_quietly_when_the_reader_goes_away(tmp_path: Path, sample_db: Path) -> None:
+    """``lionmem export | head -n 2`` prints two lines and no traceback."""
+    pipeline = f"{LIONMEM} export --db {sample_db} | head -n 2"
+    done = subprocess.run(
+        pipeline,
+        shell=True,
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == SAMPLE.read_text("utf-8").splitlines()[:2]
+    assert done.stderr == ""
+
+
+def _big_file(path: Path, lines: int) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for index in range(lines):
+            out.write(
+                json.dumps(
+                    {"content": f"line {index} of a large import", "tags": [f"t{index % 7}"]}
+                )
+                + "\n"
+            )
+
+
+def test_import_shows_a_progress_bar_on_a_terminal_for_a_big_file(tmp_path: Path) -> None:
+    """Over a few thousand lines, a terminal shows the progress bar, finished at 100%."""
+    _big_file(tmp_path / "big.jsonl", 5000)
+    result = on_terminal("import", "big.jsonl", "--db", "b.db", cwd=tmp_path)
+    assert result.status == 0
+    assert "importing 5,000 items" in result.stdout
+    assert "100%" in result.stdout
+    assert result.stdout.endswith("imported 5000 items from big.jsonl\n")
+
+
+def test_import_shows_no_progress_bar_for_a_small_file_or_when_piped(tmp_path: Path) -> None:
+    """A small file on a terminal, or a big one piped, prints only the summary."""
+    _big_file(tmp_path / "small.jsonl", 100)
+    _big_file(tmp_path / "big.jsonl", 5000)
+    small = on_terminal("import", "small.jsonl", "--db", "s.db", cwd=tmp_path)
+    piped = lionmem("import", "big.jsonl", "--db", "b.db", cwd=tmp_path)
+    assert small.stdout == "imported 100 items from small.jsonl\n"
+    assert (piped.stdout, piped.stderr) == ("imported 5000 items from big.jsonl\n", "")
+
+
+def test_export_shows_progress_on_a_terminal_only_when_the_data_goes_elsewhere(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``export --out`` on a terminal draws the bar; ``export`` to the screen prints only items."""
+    to_file = on_terminal("export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path)
+    to_screen = on_terminal("export", "--db", sample_db, cwd=tmp_path)
+    assert "exporting 3,000 items" in to_file.stdout
+    assert to_file.stdout.endswith("exported 3000 items to e.jsonl\n")
+    assert to_screen.stdout == SAMPLE.read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_sigkill_mid_import_leaves_none_of_that_import(tmp_path: Path) -> None:
+    """An import killed with SIGKILL while it writes leaves exactly the items stored before it."""
+    db, before = _store_with_two_items(tmp_path)
+    _big_file(tmp_path / "big.jsonl", 400_000)
+    wal = db.with_name(db.name + "-wal")
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "big.jsonl", "--db", str(db)],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    # Mid-import: the transaction has spilled several megabytes of pages into the WAL.
+    while not (wal.exists() and wal.stat().st_size > 8_000_000):
+        assert process.poll() is None, "the import ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert _export(db) == before
+    assert lionmem("count", "--db", db, cwd=tmp_path).stdout == "2\n"
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
+    """SIGINT while an import writes: it stops soon, says so, exits 130 and stores none of it."""
+    db, before = _store_with_two_items(tmp_path)
+    _big_file(tmp_path / "big.jsonl", 400_000)
+    wal = db.with_name(db.name + "-wal")
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "big.jsonl", "--db", str(db)],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (wal.exists() and wal.stat().st_size > 8_000_000):
+        assert process.poll() is None, "the import ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert (process.returncode, stdout, stderr) == (130, "", "lionmem import: interrupted\n")
+    assert _export(db) == before
+
+
+@pytest.mark.slow
+def test_round_trip_of_100000_items_between_two_sqlite_stores(tmp_path: Path) -> None:
+    """100,000 varied items: file -> store -> export is the file; export | import -> same export."""
+    source = tmp_path / "100k.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        for item in sample_items(100_000):
+            out.write(item.model_dump_json() + "\n")
+    imported = lionmem("import", source, "--db", "a.db", cwd=tmp_path, timeout=600)
+    assert imported.stdout == f"imported 100000 items from {source}\n"
+    pipeline = f"{LIONMEM} export --db a.db | {LIONMEM} import - --db b.db"
+    done = subprocess.run(
+        pipeline,
+        shell=True,
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.stdout == "imported 100000 items from standard input\n"
+    first = lionmem("export", "--db", "a.db", "--out", "a.jsonl", cwd=tmp_path, timeout=600)
+    second = lionmem("export", "--db", "b.db", "--out", "b.jsonl", cwd=tmp_path, timeout=600)
+    assert (first.status, second.status) == (0, 0)
+    assert (tmp_path / "a.jsonl").read_bytes() == source.read_bytes()
+    assert (tmp_path / "b.jsonl").read_bytes() == source.read_bytes()

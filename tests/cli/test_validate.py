@@ -1,0 +1,151 @@
+"""``validate``: documents checked against the shipped schemas, each problem with line and JSON path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lionmem import schemas
+from lionmem.cli._validate import json_path
+from tests.cli.support import lionmem, on_terminal, one_line_error, vectors
+
+SCHEMAS = ["element", "memory_adapter_manifest", "memory_item", "memory_query"]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_verdicts_agree_with_the_schema_vectors(tmp_path: Path, schema: str) -> None:
+    """Every vector of the schema, one per line: exactly the invalid ones are reported."""
+    found = vectors(schema)
+    lines = [json.dumps(vector["document"], ensure_ascii=False) for vector in found]
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("validate", "--schema", schema, "v.jsonl", cwd=tmp_path)
+    *problems, summary = result.stdout.splitlines()
+    reported = {int(line.split(":")[1]) for line in problems}
+    invalid = {number for number, vector in enumerate(found, 1) if not vector["valid"]}
+    assert reported == invalid
+    assert summary == f"v.jsonl: {len(found)} documents, {len(invalid)} invalid ({schema})"
+    assert result.status == 1
+
+
+def test_valid_documents_exit_0(tmp_path: Path) -> None:
+    """A file of valid documents prints only its summary and exits 0."""
+    documents = [v["document"] for v in vectors("memory_query") if v["valid"]]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
+    result = lionmem("validate", "--schema", "memory_query", "q.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout) == (
+        0,
+        f"q.jsonl: {len(documents)} documents, 0 invalid (memory_query)\n",
+    )
+
+
+def test_a_json_document_names_the_line_of_each_problem(tmp_path: Path) -> None:
+    """In a multi-line .json document each problem carries the line of the value at fault, in order."""
+    (tmp_path / "item.json").write_text(
+        "{\n"
+        '  "content": "x",\n'
+        '  "tags": [\n'
+        '    "a",\n'
+        "    2\n"
+        "  ],\n"
+        '  "metadata": {"a b": 1},\n'
+        '  "created_at": "soon",\n'
+        '  "colour": "red"\n'
+        "}\n"
+    )
+    result = lionmem("validate", "item.json", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            # The failed created_at makes element.json's properties unevaluated too.
+            "item.json:1: $: Unevaluated properties are not allowed "
+            "('colour', 'created_at', 'metadata' were unexpected)",
+            "item.json:5: $.tags[1]: 2 is not of type 'string'",
+            "item.json:8: $.created_at: 'soon' is not of type 'number'",
+            "item.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_json_lines_problems_name_the_line_blank_lines_included(tmp_path: Path) -> None:
+    """Lines are numbered as in the file (blank lines count); ``--schema`` takes a title too."""
+    (tmp_path / "q.jsonl").write_text(
+        '{"limit": 5}\n\n{"filters": {"a b": 1}, "limit": "x"}\n{"tags": [1]}\n'
+    )
+    result = lionmem("validate", "--schema", "MemoryQuery", "q.jsonl", cwd=tmp_path)
+    assert result.stdout.splitlines() == [
+        "q.jsonl:3: $.limit: 'x' is not of type 'integer'",
+        "q.jsonl:4: $.tags[0]: 1 is not of type 'string'",
+        "q.jsonl: 3 documents, 2 invalid (memory_query)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("parts", "path"),
+    [
+        ([], "$"),
+        (["tags", 0], "$.tags[0]"),
+        (["a b", 2, "k"], '$["a b"][2].k'),
+        (["ü"], "$.ü"),
+        (['"'], '$["\\""]'),
+    ],
+)
+def test_json_path_quotes_keys_that_are_not_names(parts: list[str | int], path: str) -> None:
+    """Keys that are identifiers follow a dot; any other key is a JSON string in brackets."""
+    assert json_path(parts) == path
+
+
+def test_text_that_is_not_json_is_a_problem_on_its_line(tmp_path: Path) -> None:
+    """A line (or a document) that does not parse is reported as not JSON, with its line."""
+    (tmp_path / "bad.json").write_text('{\n  "content": "x",\n  "tags": [,]\n}\n')
+    (tmp_path / "bad.jsonl").write_text('{"content": 1}\n{"content": \n')
+    result = lionmem("validate", "bad.json", "bad.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "bad.json:3: not JSON: Expecting value",
+            "bad.json: 1 document, 1 invalid (memory_item)",
+            "bad.jsonl:2: not JSON: Expecting value",
+            "bad.jsonl: 2 documents, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_the_same_report_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal ``validate`` prints the same lines as piped."""
+    (tmp_path / "a.jsonl").write_text('{"tags": "x"}\n{"content": null}\n')
+    piped = lionmem("validate", "a.jsonl", cwd=tmp_path)
+    shown = on_terminal("validate", "a.jsonl", cwd=tmp_path)
+    assert (
+        shown.stdout
+        == piped.stdout
+        == (
+            "a.jsonl:1: $.tags: 'x' is not of type 'array'\na.jsonl: 2 documents, 1 invalid (memory_item)\n"
+        )
+    )
+    assert shown.status == piped.status == 1
+
+
+def test_an_unknown_schema_exits_2_naming_the_schemas(tmp_path: Path) -> None:
+    """``--schema`` must name a shipped schema (file name or title)."""
+    (tmp_path / "a.json").write_text("{}")
+    result = lionmem("validate", "--schema", "item", "a.json", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        f"lionmem validate: no lionmem schema named 'item'; available: {', '.join(sorted(schemas()))}"
+    )
+
+
+def test_a_missing_file_exits_2(tmp_path: Path) -> None:
+    """A file that does not exist is named."""
+    assert one_line_error(lionmem("validate", "nope.json", cwd=tmp_path), "") == (
+        "lionmem validate: nope.json: no such file"
+    )
+
+
+def test_a_file_that_is_not_utf8_exits_2(tmp_path: Path) -> None:
+    """A file that is not UTF-8 text is named with the offending byte."""
+    (tmp_path / "latin1.json").write_bytes(b'{"content": "caf\xe9"}')
+    assert one_line_error(lionmem("validate", "latin1.json", cwd=tmp_path), "") == (
+        "lionmem validate: latin1.json: not UTF-8 text (invalid continuation byte at byte 16)"
+    )

@@ -1,0 +1,216 @@
+"""``lionmem mcp --http``: the SDK's Python client over streamable HTTP, and what the guard refuses.
+
+Each test starts the server as a subprocess on 127.0.0.1 with a free port (``:0``); the port
+comes from the line the server writes to stderr. Refusals are checked twice: the SDK client
+fails to connect, and a plain HTTP request gets the status and message that say why.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from lionmem import SQLiteMemoryStore
+from tests.mcp.support import http_server, server_command, structured
+
+TOKEN = "correct-horse-battery-staple"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-http-test", "version": "1"},
+    },
+}
+PROTOCOL = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def _client(url: str, headers: dict[str, str] | None = None, mode: str = "auto") -> Client:
+    http = httpx2.AsyncClient(headers=headers or {}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
+
+
+def _post(url: str, **headers: str) -> httpx2.Response:
+    return httpx2.post(url, json=INITIALIZE, headers={**ACCEPT, **headers}, timeout=30)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_round_trip_with_the_token(mode: str, tmp_path: Path) -> None:
+    """With the bearer token the client stores, retrieves, searches and counts over HTTP."""
+    with http_server(tmp_path / "memory.db", "--token", TOKEN) as (url, _):
+        async with _client(url, {"Authorization": f"Bearer {TOKEN}"}, mode) as client:
+            assert client.protocol_version == PROTOCOL[mode]
+            await client.list_tools()
+            item = {
+                "id": "1d8f0c3e-5a2b-4c6d-9e7f-8a1b2c3d4e5f",
+                "created_at": 1.5,
+                "metadata": {"k": [1, 2]},
+                "content": ["a", {"b": None}],
+                "tags": ["http"],
+            }
+            assert structured(await client.call_tool("memory_store", item)) == {"id": item["id"]}
+            assert structured(await client.call_tool("memory_retrieve", {"id": item["id"]})) == {
+                "item": item
+            }
+            found = structured(await client.call_tool("memory_search", {"tags": ["http"]}))
+            assert found == {"items": [item], "limit": 20, "omitted": []}
+            assert structured(await client.call_tool("memory_count", {})) == {"count": 1}
+
+
+async def test_a_request_without_the_token_is_refused(tmp_path: Path) -> None:
+    """No token or a wrong one: 401 with a Bearer challenge, and the client cannot connect."""
+    with http_server(tmp_path / "memory.db", "--token", TOKEN) as (url, _):
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+            response = _post(url, **headers)
+            assert response.status_code == 401, headers
+            assert response.text == "Missing or wrong bearer token"
+            assert response.headers["www-authenticate"] == 'Bearer realm="lionmem"'
+        with pytest.raises(Exception):  # noqa: B017, PT011 -- the SDK wraps HTTP errors differently by era
+            async with _client(url) as client:
+                await client.list_tools()
+        assert _post(url, Authorization=f"bearer {TOKEN}").status_code == 200
+
+
+async def test_a_foreign_origin_is_refused(tmp_path: Path) -> None:
+    """A browser page from another origin gets 403, even with the token; loopback pages pass."""
+    with http_server(tmp_path / "memory.db", "--token", TOKEN) as (url, _):
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        response = _post(url, Origin="https://evil.example", **auth)
+        assert (response.status_code, response.text) == (
+            403,
+            "Origin not allowed: https://evil.example",
+        )
+        assert _post(url, Origin="null", **auth).status_code == 403
+        assert _post(url, Origin="http://localhost:5173", **auth).status_code == 200
+        assert _post(url, Origin="http://127.0.0.1:3000", **auth).status_code == 200
+        with pytest.raises(Exception):  # noqa: B017, PT011 -- the SDK wraps HTTP errors differently by era
+            async with _client(url, {**auth, "Origin": "https://evil.example"}) as client:
+                await client.list_tools()
+
+
+async def test_allow_origin_admits_exactly_that_origin(tmp_path: Path) -> None:
+    """--allow-origin adds one origin; another port or scheme of the same host is still refused."""
+    with http_server(tmp_path / "memory.db", "--allow-origin", "https://app.example:8443") as (
+        url,
+        _,
+    ):
+        assert _post(url, Origin="https://app.example:8443").status_code == 200
+        assert _post(url, Origin="https://APP.example:8443").status_code == 200
+        assert _post(url, Origin="https://app.example").status_code == 403
+        assert _post(url, Origin="http://app.example:8443").status_code == 403
+
+
+async def test_a_foreign_host_header_is_refused_on_loopback(tmp_path: Path) -> None:
+    """On a loopback address a Host that is not loopback (DNS rebinding) gets 421."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        response = _post(url, Host="attacker.example:8000")
+        assert (response.status_code, response.text) == (
+            421,
+            "Host not allowed: this server answers loopback hosts only",
+        )
+        assert _post(url, Host="localhost:1234").status_code == 200
+        assert _post(url, Host="[::1]:1234").status_code == 200
+        for host in ("attacker.example@127.0.0.1", "127.0.0.1/x", "localhost.attacker.example"):
+            assert _post(url, Host=host).status_code == 421, host
+
+
+async def test_loopback_without_a_token_serves(tmp_path: Path) -> None:
+    """On loopback the token is optional: without one the client connects."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        async with _client(url) as client:
+            assert structured(await client.call_tool("memory_count", {})) == {"count": 0}
+
+
+def test_a_non_loopback_address_without_a_token_is_refused(tmp_path: Path) -> None:
+    """--http 0.0.0.0:PORT without a token exits 2 before opening the store, saying why."""
+    db = tmp_path / "memory.db"
+    result = subprocess.run(
+        server_command("--db", str(db), "--http", "0.0.0.0:0"),
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_without_token(),
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        "lionmem mcp: refusing to serve on 0.0.0.0, which is not a loopback address, without a "
+        "bearer token: anyone who can reach it could read and change the memory; pass --token "
+        "or set LIONMEM_MCP_TOKEN\n"
+    )
+    assert not db.exists()
+
+
+async def test_a_non_loopback_address_serves_with_the_token_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """LIONMEM_MCP_TOKEN stands in for --token; then any Host is accepted and the token checked."""
+    import os
+
+    env = {**os.environ, "LIONMEM_MCP_TOKEN": TOKEN}
+    process = subprocess.Popen(
+        server_command("--db", str(tmp_path / "memory.db"), "--http", "0.0.0.0:0"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        port = line.rsplit(":", 1)[1].split("/")[0]
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert _post(url).status_code == 401
+        assert _post(url, Authorization=f"Bearer {TOKEN}", Host="memory.lan").status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
+    """SIGTERM ends the server with status 0 after it closed the store (no WAL file is left)."""
+    with http_server(tmp_path / "memory.db") as (url, process):
+        assert _post(url).status_code == 200
+        assert (tmp_path / "memory.db-wal").exists()
+        process.terminate()
+        assert process.wait(timeout=30) == 0
+    assert not (tmp_path / "memory.db-wal").exists()
+    with pytest.raises(httpx2.ConnectError):
+        _post(url)
+    import asyncio
+
+    async def count() -> int:
+        async with SQLiteMemoryStore(tmp_path / "memory.db") as store:
+            return await store.count()
+
+    assert asyncio.run(count()) == 0
+
+
+def _without_token() -> dict[str, Any]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if key != "LIONMEM_MCP_TOKEN"}
+
+
+def test_a_request_body_over_4_mib_is_refused(tmp_path: Path) -> None:
+    """The SDK's body limit holds behind the guard: 413 for a request over 4 MiB."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_store", "arguments": {"content": "x" * (4 * 2**20)}},
+        }
+        response = httpx2.post(url, json=call, headers=ACCEPT, timeout=60)
+        assert response.status_code == 413

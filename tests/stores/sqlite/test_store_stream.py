@@ -1,0 +1,147 @@
+"""``SQLiteMemoryStore.store_stream``: an iterable stored in one transaction, consumed as it is written."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery, SQLiteMemoryStore
+from lionmem.stores.sqlite import UnrepresentableValueError
+
+
+class Boom(Exception):
+    """Raised by a test's iterable half-way."""
+
+
+async def _everything(store: SQLiteMemoryStore) -> list[MemoryItem]:
+    return [item async for item in store.items()]
+
+
+async def test_stores_every_item_in_order_and_returns_the_count(tmp_path: Path) -> None:
+    """Every yielded item is stored, in order, equal field by field; the count is returned."""
+    items = [MemoryItem(content=f"n{i}", tags=[str(i % 3)], metadata={"i": i}) for i in range(600)]
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        assert await store.store_stream(iter(items)) == 600
+        assert await _everything(store) == items
+        assert [i.model_dump() for i in await _everything(store)] == [i.model_dump() for i in items]
+        assert await store.search(MemoryQuery(tags=["2"], limit=3)) == [
+            items[2],
+            items[5],
+            items[8],
+        ]
+
+
+async def test_the_iterable_is_consumed_in_the_worker_thread_lazily(tmp_path: Path) -> None:
+    """Items are pulled one at a time in another thread: nothing is listed up front."""
+    threads: set[str] = set()
+
+    def lazy() -> Iterator[MemoryItem]:
+        for i in range(3):
+            threads.add(threading.current_thread().name)
+            yield MemoryItem(content=i)
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        assert await store.store_stream(lazy()) == 3
+    assert threading.current_thread().name not in threads
+    assert len(threads) == 1
+
+
+async def test_an_error_from_the_iterable_rolls_everything_back(tmp_path: Path) -> None:
+    """The iterable's exception is raised and nothing of the stream is stored; older items stay."""
+    kept = MemoryItem(content="kept")
+
+    def failing() -> Iterator[MemoryItem]:
+        yield from (MemoryItem(content=i) for i in range(500))
+        raise Boom
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        await store.store(kept)
+        with pytest.raises(Boom):
+            await store.store_stream(failing())
+        assert await _everything(store) == [kept]
+        assert await store.count() == 1
+
+
+async def test_an_unrepresentable_item_aborts_without_a_callback(tmp_path: Path) -> None:
+    """A value JSON cannot keep raises UnrepresentableValueError and nothing is stored."""
+    items = [MemoryItem(content="a"), MemoryItem(content=float("nan")), MemoryItem(content="b")]
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(UnrepresentableValueError, match=r"MemoryItem\.content"):
+            await store.store_stream(items)
+        assert await store.count() == 0
+
+
+async def test_the_callback_gets_each_unrepresentable_item_and_the_rest_is_stored(
+    tmp_path: Path,
+) -> None:
+    """With ``on_unrepresentable`` a refused item is handed over and skipped; the others commit."""
+    bad = MemoryItem(content={"k": float("inf")})
+    items = [MemoryItem(content="a"), bad, MemoryItem(content="b")]
+    seen: list[tuple[MemoryItem, str]] = []
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        stored = await store.store_stream(
+            items, on_unrepresentable=lambda item, error: seen.append((item, error.field))
+        )
+        assert (stored, seen) == (2, [(bad, "content['k']")])
+        assert await _everything(store) == [items[0], items[2]]
+
+
+async def test_an_exception_from_the_callback_rolls_back(tmp_path: Path) -> None:
+    """The callback may refuse too: its exception aborts the whole stream."""
+
+    def refuse(item: MemoryItem, error: UnrepresentableValueError) -> None:
+        raise Boom
+
+    items = [MemoryItem(content="a"), MemoryItem(content=float("nan"))]
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(Boom):
+            await store.store_stream(items, on_unrepresentable=refuse)
+        assert await store.count() == 0
+
+
+async def test_a_non_item_is_a_type_error_and_nothing_is_stored(tmp_path: Path) -> None:
+    """Anything but a MemoryItem in the stream raises TypeError and rolls back."""
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(TypeError, match="takes a MemoryItem, got dict"):
+            await store.store_stream([MemoryItem(content="a"), {"content": "b"}])  # type: ignore[list-item]  # the wrong type is the point
+        assert await store.count() == 0
+
+
+async def test_other_connections_see_nothing_until_the_commit(tmp_path: Path) -> None:
+    """While the stream is being written another connection reads the items stored before it."""
+    seen: list[int] = []
+    path = tmp_path / "s.db"
+
+    def watched() -> Iterator[MemoryItem]:
+        for i in range(200):
+            if i == 100:
+                with sqlite3.connect(path) as other:
+                    seen.append(other.execute("SELECT count(*) FROM items").fetchone()[0])
+            yield MemoryItem(content=i)
+
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(MemoryItem(content="before"))
+        assert await store.store_stream(watched()) == 200
+        assert (seen, await store.count()) == ([1], 201)
+
+
+async def test_a_closed_store_refuses_the_stream(tmp_path: Path) -> None:
+    """After close, store_stream raises MemoryAdapterUnavailable and reads nothing."""
+    from lionmem import MemoryAdapterUnavailable
+
+    pulled: list[int] = []
+
+    def counting() -> Iterator[MemoryItem]:
+        pulled.append(1)
+        yield MemoryItem(content="x")
+
+    store = SQLiteMemoryStore(tmp_path / "s.db")
+    await store.open()
+    await store.close()
+    with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
+        await store.store_stream(counting())
+    assert pulled == []
