@@ -10,9 +10,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(
+    find_spec("langgraph") is None or find_spec("matplotlib") is None,
+    reason="the benchmark stack is not installed here (make install adds its group, bench)",
+)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
