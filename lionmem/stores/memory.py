@@ -2,9 +2,10 @@
 
 Why it is exact: the items live in one list in insertion order, a replacement takes its
 predecessor's slot, and an index maps each id to its slot; that is the order of lionagi's Pile.
-A search is one loop over the items stored when it began, applying, per item, text
-(``needle in str(content).lower()``), then tags (any of), then filters (all of ``==``), exactly
-as lionagi does, and then ``results[:limit]``. The items are the caller's objects (live).
+A search is one loop over the items stored when it began, applying to each item text
+(``needle in str(content).lower()``), then tags (any of), then filters (all of ``==``): lionagi's
+three passes fused into one, with the same matches in the same order; then ``results[:limit]``.
+The items are the caller's objects (live).
 Deliberate differences (SEMANTICS.md §9): only ``MemoryItem`` is stored (L5); ``retrieve`` takes
 a UUID or UUID string, else gives ``None`` (L6); ``search`` takes a ``MemoryQuery`` (L7); a
 positive limit stops the loop once reached, ``limit=0`` returns at once (L8). Thread safety (L9):
