@@ -5,8 +5,8 @@ The stable errors of ADR-0093 D3 let applications tell "not found" (``None``), "
 apart without knowing the service's SDK; adapters chain the native exception as the cause. The
 SQLite store adds :class:`UnrepresentableValueError` (a value JSON cannot give back exactly) and
 :class:`IncompatibleDatabaseError` (a file it cannot read), and ``Session.remove_branch`` raises
-:class:`BranchNotFoundError`, the MCP server :class:`UnknownToolError`. Invalid ``MemoryItem``/``MemoryQuery``/manifest input stays a
-pydantic ``ValidationError``.
+:class:`BranchNotFoundError`, the MCP server :class:`UnknownToolError`. Invalid
+``MemoryItem``/``MemoryQuery``/manifest input stays a pydantic ``ValidationError``.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ __all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
 
 PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_MAX_PORT = 65535
 _LOOPBACK_NAMES = {"localhost"}
 
 
@@ -67,7 +68,7 @@ def parse_address(text: str) -> HttpAddress:
     elif ":" in host:
         msg = f"write an IPv6 address in brackets, as in [::1]:8000, got {text!r}"
         raise ValueError(msg)
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not port.isdigit() or not 0 <= int(port) <= _MAX_PORT:
         msg = f"the port must be a number from 0 to 65535, got {port!r} in {text!r}"
         raise ValueError(msg)
     return HttpAddress(host, int(port))

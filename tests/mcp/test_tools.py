@@ -352,7 +352,10 @@ def test_a_cap_too_small_for_the_limit_is_refused() -> None:
     check_limits(10, ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * 10)
     with pytest.raises(
         ValueError,
-        match=r"^a response cap of 2000 bytes is too small for a maximum search limit of 10: at least 2824 bytes are needed to list every hit left out$",
+        match=(
+            r"^a response cap of 2000 bytes is too small for a maximum search limit of 10: "
+            r"at least 2824 bytes are needed to list every hit left out$"
+        ),
     ):
         check_limits(10, 2000)
     with pytest.raises(ValueError, match="must be 0 or more, got -1"):
