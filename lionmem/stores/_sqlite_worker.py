@@ -5,8 +5,9 @@ handed to it together (the store commits them in one transaction), and each call
 settled only after the runner returns. A group smaller than the previous one waits up to a
 millisecond for the callers just answered to queue their next entries. A job whose caller was
 cancelled before the job started is skipped. Each job carries its own event loop, so one worker
-serves any number of tasks, threads and event loops. The thread holds no reference to the worker's owner between jobs, so an owner
-that is dropped without ``stop`` can be collected and stop its worker from a finalizer.
+serves any number of tasks, threads and event loops. The thread holds no reference to the worker's
+owner between jobs, so an owner that is dropped without ``stop`` can be collected and stop its
+worker from a finalizer.
 """
 
 from __future__ import annotations
