@@ -23,9 +23,8 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
-from lionmem.cli._items import run_on_store, store_method
 from lionmem.cli._output import ProgressBar, is_terminal
-from lionmem.cli._store import add_store_arguments
+from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_item import MemoryItem
 
