@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -311,3 +312,19 @@ def test_round_trip_of_100000_items_between_two_sqlite_stores(tmp_path: Path) ->
     assert (first.status, second.status) == (0, 0)
     assert (tmp_path / "a.jsonl").read_bytes() == source.read_bytes()
     assert (tmp_path / "b.jsonl").read_bytes() == source.read_bytes()
+
+
+def test_a_damaged_row_stops_the_export_and_removes_the_file(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """A row the store cannot decode is one line, exit 2, and ``--out`` leaves no partial file."""
+    with sqlite3.connect(sample_copy) as conn:
+        (item_id,) = conn.execute("SELECT id FROM items WHERE seq = 2500").fetchone()
+        conn.execute("UPDATE items SET content = '{not json' WHERE seq = 2500")
+    result = lionmem("export", "--db", sample_copy, "--out", "e.jsonl", cwd=tmp_path)
+    assert result.status == 2
+    assert result.stderr.startswith(
+        f"lionmem export: the stored row of item {item_id!r} is malformed: "
+    )
+    assert len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "e.jsonl").exists()
