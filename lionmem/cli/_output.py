@@ -1,6 +1,6 @@
 """How commands show results: a table on a terminal, JSON Lines when piped or with ``--json``.
 
-JSON Lines are each item's ``model_dump_json()``, the form ``import`` reads back exactly. Tables
+JSON Lines are each item's ``model_dump_json()`` in UTF-8, the form ``import`` reads back. Tables
 and progress bars use rich (the ``cli`` extra), imported only when a terminal needs them.
 A progress bar goes to stderr, only when stderr is a terminal (a command whose data goes to
 the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` items.
@@ -28,6 +28,7 @@ __all__ = [
     "print_item",
     "print_items",
     "shorten",
+    "write_json_lines",
 ]
 
 PROGRESS_AFTER = 2000
@@ -69,16 +70,23 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
+def write_json_lines(items: Iterable[MemoryItem]) -> int:
+    """Write each item's ``model_dump_json()`` and a line break to stdout as UTF-8; return how many.
+
+    Bytes, not text: JSON Lines are UTF-8 whatever the locale's encoding.
+    """
+    to_json = MemoryItem.__pydantic_serializer__.to_json
+    lines = [to_json(item) + b"\n" for item in items]
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"".join(lines))
+    sys.stdout.buffer.flush()
+    return len(lines)
+
+
 def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     """Print ``items`` as JSON Lines, or as one table on a terminal; return how many."""
     if json_lines or not is_terminal(sys.stdout):
-        count = 0
-        write = sys.stdout.write
-        for item in items:
-            write(item.model_dump_json() + "\n")
-            count += 1
-        sys.stdout.flush()
-        return count
+        return write_json_lines(items)
     console = _console()
     from rich.table import Table
 
@@ -120,8 +128,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     """Print one item: JSON when piped or with ``--json``, every field in full on a terminal."""
     if json_lines or not is_terminal(sys.stdout):
-        sys.stdout.write(item.model_dump_json() + "\n")
-        sys.stdout.flush()
+        write_json_lines([item])
         return
     console = _console()
     from rich.table import Table

@@ -299,3 +299,24 @@ def test_reading_commands_do_not_create_a_missing_database(tmp_path: Path, comma
         f"lionmem {command}: no lionmem database at typo.db (lionmem add or lionmem import creates one)"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_lines_are_utf8_whatever_the_locale(sample_db: Path) -> None:
+    """With an ASCII-only stdout encoding, ``get`` and ``search`` still print the UTF-8 lines."""
+    env = clean_env(PYTHONIOENCODING="ascii")
+    line = next(line for line in SAMPLE.read_text("utf-8").splitlines() if "İstanbul" in line)
+    item_id = json.loads(line)["id"]
+    got = lionmem("get", item_id, "--db", sample_db, cwd=sample_db.parent, env=env)
+    found = lionmem(
+        "search",
+        "--text",
+        "i̇stanbul",
+        "--limit",
+        "1",
+        "--db",
+        sample_db,
+        cwd=sample_db.parent,
+        env=env,
+    )
+    assert (got.status, got.stdout) == (0, line + "\n")
+    assert "İstanbul" in found.stdout
