@@ -310,7 +310,7 @@ def test_json_lines_are_utf8_whatever_the_locale(sample_db: Path) -> None:
     found = lionmem(
         "search",
         "--text",
-        "i̇stanbul",
+        "i\u0307stanbul",
         "--limit",
         "1",
         "--db",
