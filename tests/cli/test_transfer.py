@@ -15,7 +15,7 @@ import pytest
 
 from lionmem import MemoryItem
 from tests.cli.conftest import MIXED, SAMPLE
-from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, vectors
+from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, one_line_error, vectors
 from tools.make_sample import sample_items
 
 MIXED_PROBLEMS = [
@@ -328,3 +328,14 @@ def test_a_damaged_row_stops_the_export_and_removes_the_file(
     )
     assert len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "e.jsonl").exists()
+
+
+@pytest.mark.parametrize("out", ["copy.db", "copy.db-wal", "./copy.db"])
+def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: str) -> None:
+    """``--out`` naming the database (or its WAL) is refused before anything is opened."""
+    before = sample_copy.read_bytes()
+    result = lionmem("export", "--db", "copy.db", "--out", out, cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        f"lionmem export: --out {out} is the database file itself; write the export to another file"
+    )
+    assert sample_copy.read_bytes() == before
