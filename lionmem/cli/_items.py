@@ -171,10 +171,13 @@ def register(commands: Any) -> None:
         help="items matching text, tags and metadata filters",
         description=(
             "Items matching every given condition, in insertion order: the text inside "
-            "str(content) ignoring case, any of the tags, metadata equal to each filter."
+            "str(content) (both lower-cased by str.lower()), any of the tags, metadata equal "
+            "to each filter (a missing key counts as null)."
         ),
     )
-    search.add_argument("--text", metavar="S", help="text that str(content) contains, any case")
+    search.add_argument(
+        "--text", metavar="S", help="text found in str(content), both lower-cased by str.lower()"
+    )
     search.add_argument(
         "--tag", action="append", dest="tags", metavar="T", help="any of these tags (repeatable)"
     )
