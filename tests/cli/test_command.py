@@ -11,7 +11,7 @@ import pytest
 from lionmem import __version__, schema_path, schemas
 from lionmem.cli import build_parser, main
 from tests.cli.conftest import REPO
-from tests.cli.support import clean_env, lionmem, on_terminal
+from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal
 
 COMMANDS = [
     "add", "get", "search", "count", "delete", "import", "export", "validate", "schema", "conformance",
@@ -94,7 +94,7 @@ def test_make_demo_does_the_main_job(tmp_path: Path) -> None:
     assert "imported 3000 items from" in done.stdout
     assert "the two exports and the sample are the same 680,258 bytes" in done.stdout
     assert "imported 6 items from" in done.stdout
-    assert done.stdout.rstrip().endswith("lionmem search --db out/notes.db --text paris")
+    assert done.stdout.rstrip().endswith(f"{LIONMEM} search --db out/notes.db --text paris")
     assert sorted(p.name for p in (tmp_path / "out").glob("*.jsonl")) == [
         "copy-export.jsonl",
         "export.jsonl",
