@@ -161,7 +161,8 @@ class ProgressBar:
     """A progress bar on stderr that appears once ``PROGRESS_AFTER`` units are done.
 
     ``total`` is in the same units as ``advance`` (lines, bytes or items), or ``None`` when not
-    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance`` may be called from any thread.
+    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance``
+    may be called from any thread.
     """
 
     def __init__(self, label: str, *, total: float | None, enabled: bool = True) -> None:

@@ -37,6 +37,7 @@ from lionmem_models.memory_item import MemoryItem
 __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
+_PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
 
 
 class _BadLine(Exception):
@@ -69,7 +70,7 @@ class _Reader:
             self.line += 1
             pending += 1
             size += len(raw)
-            if pending == 256:
+            if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
             if not raw.strip():
