@@ -6,6 +6,7 @@ import importlib.util
 import io
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def test_a_db_in_a_missing_directory(tmp_path: Path) -> None:
 def test_a_database_of_another_application(tmp_path: Path) -> None:
     """A SQLite file lionmem did not create is refused and left unchanged."""
     other = tmp_path / "other.db"
-    with sqlite3.connect(other) as conn:
+    with closing(sqlite3.connect(other)) as conn, conn:
         conn.execute("CREATE TABLE invoices (n INTEGER)")
     before = other.read_bytes()
     result = lionmem("add", "x", "--db", other, cwd=tmp_path)

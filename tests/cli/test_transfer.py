@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from contextlib import closing
 from pathlib import Path
 from uuid import UUID
 
@@ -318,7 +319,7 @@ def test_a_damaged_row_stops_the_export_and_removes_the_file(
     tmp_path: Path, sample_copy: Path
 ) -> None:
     """A row the store cannot decode is one line, exit 2, and ``--out`` leaves no partial file."""
-    with sqlite3.connect(sample_copy) as conn:
+    with closing(sqlite3.connect(sample_copy)) as conn, conn:
         (item_id,) = conn.execute("SELECT id FROM items WHERE seq = 2500").fetchone()
         conn.execute("UPDATE items SET content = '{not json' WHERE seq = 2500")
     result = lionmem("export", "--db", sample_copy, "--out", "e.jsonl", cwd=tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ async def test_other_connections_see_nothing_until_the_commit(tmp_path: Path) ->
     def watched() -> Iterator[MemoryItem]:
         for i in range(200):
             if i == 100:
-                with sqlite3.connect(path) as other:
+                with closing(sqlite3.connect(path)) as other, other:
                     seen.append(other.execute("SELECT count(*) FROM items").fetchone()[0])
             yield MemoryItem(content=i)
 
