@@ -23,6 +23,7 @@ from lionmem.cli._store import (
     select_store,
     store_target,
 )
+from lionmem.stores.sqlite import UnrepresentableValueError
 from tests.cli.conftest import MIXED
 
 DSN = "postgresql://me:secret@db.example:5432/app"
@@ -211,3 +212,21 @@ def test_import_into_a_store_without_store_stream_is_one_store_many_call(
     ]
     assert main(["import", str(MIXED), "--db", DSN]) == 1
     assert fake_postgres.last.batches == []
+
+
+def test_a_value_store_many_refuses_aborts_the_import(
+    fake_postgres: type[FakePostgresStore],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Such a store's refusal of a value is the import's bad input: named, nothing imported."""
+
+    async def refuse(self: FakePostgresStore, items: Any) -> list[Any]:
+        raise UnrepresentableValueError("content", "str", "it holds a NUL, which text cannot")
+
+    monkeypatch.setattr(fake_postgres, "store_many", refuse)
+    assert main(["import", str(MIXED), "--db", DSN, "--skip-invalid"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "lionmem import: MemoryItem.content: a value of type str cannot be stored exactly: "
+        "it holds a NUL, which text cannot; nothing was imported"
+    )

@@ -340,3 +340,17 @@ def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: s
         f"lionmem export: --out {out} is the database file itself; write the export to another file"
     )
     assert sample_copy.read_bytes() == before
+
+
+def test_export_out_must_be_a_file_in_a_directory_that_exists(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``--out`` naming a directory, or a file in a missing directory, is one line and exit 2."""
+    to_dir = lionmem("export", "--db", sample_db, "--out", tmp_path, cwd=tmp_path)
+    to_missing = lionmem("export", "--db", sample_db, "--out", "no/such/e.jsonl", cwd=tmp_path)
+    assert (
+        one_line_error(to_dir, "") == f"lionmem export: --out {tmp_path} is a directory, not a file"
+    )
+    assert one_line_error(to_missing, "") == (
+        "lionmem export: --out no/such/e.jsonl: the directory no/such does not exist"
+    )
