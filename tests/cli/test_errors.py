@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lionmem.cli import main
+from tests.cli.conftest import SAMPLE
 from tests.cli.support import lionmem, one_line_error
 
 
@@ -187,3 +188,23 @@ def test_import_lionmem_imports_no_terminal_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_import_and_export_work_without_the_cli_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without rich, a big import on a terminal simply draws no progress bar."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "rich", None)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["import", str(SAMPLE)]) == 0
+    assert capsys.readouterr().out == f"imported 3000 items from {SAMPLE}\n"
+    assert terminal.getvalue() == ""
+    assert main(["export", "--out", "e.jsonl"]) == 0
+    assert (tmp_path / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
