@@ -116,8 +116,9 @@ def demo(out: Path) -> None:
     run("count", "--db", copy)
 
     _show("Done")
+    command = " ".join(_shown(Path(word)) if "/" in word else word for word in _command())
     print(f"  the databases and exports are in {_shown(out)}/; try:")
-    print(f"  lionmem search --db {_shown(notes)} --text paris")
+    print(f"  {command} search --db {_shown(notes)} --text paris")
 
 
 def main(argv: list[str] | None = None) -> int:

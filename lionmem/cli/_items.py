@@ -8,10 +8,8 @@ first ``=``: ``stars=4``, ``lang='"de"'``. ``get`` and ``delete`` exit 1 when no
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
@@ -19,11 +17,11 @@ from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._output import print_item, print_items
-from lionmem.cli._store import add_store_arguments, open_store, store_target
+from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["parse_key_json", "register", "run_on_store", "store_method"]
+__all__ = ["parse_key_json", "register"]
 
 
 def parse_key_json(text: str, option: str) -> tuple[str, Any]:
@@ -45,30 +43,6 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
 
 def _pairs(texts: list[str] | None, option: str) -> dict[str, Any]:
     return dict(parse_key_json(text, option) for text in texts or ())
-
-
-def store_method(store: Any, name: str) -> Callable[..., Any]:
-    """Return ``store.<name>``, or raise ``CommandError`` when this store has no such operation."""
-    method = getattr(store, name, None)
-    if not callable(method):
-        msg = f"{type(store).__name__} has no {name}(), which this command needs"
-        raise CommandError(msg)
-    return method  # type: ignore[no-any-return]  # getattr on Any gives Any
-
-
-def run_on_store(
-    args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], *, create: bool = False
-) -> int:
-    """Open the store the arguments select, run ``work`` on it, close it, return its status."""
-
-    async def go() -> int:
-        store = await open_store(store_target(args.db), namespace=args.namespace, create=create)
-        try:
-            return await work(store)
-        finally:
-            await store.close()
-
-    return asyncio.run(go())
 
 
 def _uuid(text: str) -> UUID:
@@ -197,10 +171,13 @@ def register(commands: Any) -> None:
         help="items matching text, tags and metadata filters",
         description=(
             "Items matching every given condition, in insertion order: the text inside "
-            "str(content) ignoring case, any of the tags, metadata equal to each filter."
+            "str(content) (both lower-cased by str.lower()), any of the tags, metadata equal "
+            "to each filter (a missing key counts as null)."
         ),
     )
-    search.add_argument("--text", metavar="S", help="text that str(content) contains, any case")
+    search.add_argument(
+        "--text", metavar="S", help="text found in str(content), both lower-cased by str.lower()"
+    )
     search.add_argument(
         "--tag", action="append", dest="tags", metavar="T", help="any of these tags (repeatable)"
     )

@@ -2,8 +2,9 @@
 
 A command module has ``register(commands)``, which adds its subparsers (each with
 ``set_defaults(handler=...)``, a function of the parsed arguments that returns the exit
-status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns ``CommandError``, ``StoreSelectionError`` and store errors into one line
-on stderr and exit status 2, so a person sees what to fix and never a traceback.
+status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns
+``CommandError``, ``StoreSelectionError`` and store errors into one line on stderr and exit
+status 2, so a person sees what to fix and never a traceback.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How commands show results: a table on a terminal, JSON Lines when piped or with ``--json``.
 
-JSON Lines are each item's ``model_dump_json()``, the form ``import`` reads back exactly. Tables
+JSON Lines are each item's ``model_dump_json()`` in UTF-8, the form ``import`` reads back. Tables
 and progress bars use rich (the ``cli`` extra), imported only when a terminal needs them.
 A progress bar goes to stderr, only when stderr is a terminal (a command whose data goes to
 the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` items.
@@ -27,13 +27,13 @@ __all__ = [
     "is_terminal",
     "print_item",
     "print_items",
-    "shorten",
+    "write_json_lines",
 ]
 
 PROGRESS_AFTER = 2000
 _CONTENT_WIDTH = 80
 _MIN_CONTENT = 16
-_WIDE_CONTENT = 40
+_WIDE_CONTENT = 24
 _TAGS_WIDTH = 24
 _ID_WIDTH = 36
 _DATE_WIDTH = 10
@@ -44,12 +44,6 @@ def is_terminal(stream: IO[str]) -> bool:
     """Return whether ``stream`` is a terminal a person reads."""
     isatty = getattr(stream, "isatty", None)
     return bool(isatty is not None and isatty())
-
-
-def shorten(text: str, width: int) -> str:
-    """Return ``text`` on one line, cut to ``width`` characters with an ellipsis if longer."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _content_text(content: Any) -> str:
@@ -69,17 +63,25 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
+def write_json_lines(items: Iterable[MemoryItem]) -> int:
+    """Write each item's ``model_dump_json()`` and a line break to stdout as UTF-8; return how many.
+
+    Bytes, not text: JSON Lines are UTF-8 whatever the locale's encoding.
+    """
+    to_json = MemoryItem.__pydantic_serializer__.to_json
+    lines = [to_json(item) + b"\n" for item in items]
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"".join(lines))
+    sys.stdout.buffer.flush()
+    return len(lines)
+
+
 def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     """Print ``items`` as JSON Lines, or as one table on a terminal; return how many."""
     if json_lines or not is_terminal(sys.stdout):
-        count = 0
-        write = sys.stdout.write
-        for item in items:
-            write(item.model_dump_json() + "\n")
-            count += 1
-        sys.stdout.flush()
-        return count
+        return write_json_lines(items)
     console = _console()
+    from rich.cells import cell_len
     from rich.table import Table
 
     rows = [
@@ -94,34 +96,51 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     # Every cell is cut to a width computed here, so the table is one line per item with whole
     # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
     # is shown only where there is room; tags give way to the content.
+    width: int = console.width - 1
+    needed = max([len("tags")] + [cell_len(row[2]) for row in rows])
+    fixed = {"id": _ID_WIDTH, "created": _DATE_WIDTH}
+    fixed["tags"] = min(_TAGS_WIDTH, needed, max(4, (width - _ID_WIDTH - 3 * _GAP) // 3))
     columns = ["id", "created", "tags", "content"]
-    spare = console.width - _ID_WIDTH - 3 * _GAP - 1
-    if spare - _DATE_WIDTH - _GAP >= _WIDE_CONTENT:
-        spare -= _DATE_WIDTH + _GAP
-    else:
+
+    def room() -> int:  # what the content column gets beside the others
+        return width - sum(fixed[name] for name in columns[:-1]) - _GAP * len(columns)
+
+    if room() < _WIDE_CONTENT:
         columns.remove("created")
-    tags_width = min(_TAGS_WIDTH, max([len("tags")] + [len(row[2]) for row in rows]))
-    tags_width = max(4, min(tags_width, spare // 3))
-    content_width = max(_MIN_CONTENT, min(_CONTENT_WIDTH, spare - tags_width))
+    if room() < _MIN_CONTENT:
+        columns.remove("tags")
+    tags_width = fixed["tags"]
+    content_width = max(8, min(_CONTENT_WIDTH, room()))
     table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
     for name in columns:
         table.add_column(name, no_wrap=True)
     for item_id, created, tags, content in rows:
-        cells = [item_id, created, shorten(tags, tags_width), shorten(content, content_width)]
-        if "created" not in columns:
-            del cells[1]
-        table.add_row(*cells)
+        cells = {
+            "id": item_id,
+            "created": created,
+            "tags": _cut(tags, tags_width),
+            "content": _cut(content, content_width),
+        }
+        table.add_row(*(cells[name] for name in columns))
     if rows:
         console.print(table)
     console.print(f"{len(rows)} item{'' if len(rows) == 1 else 's'}")
     return len(rows)
 
 
+def _cut(text: str, width: int) -> Any:
+    """``text`` on one line, cut to ``width`` terminal cells (a CJK character takes two)."""
+    from rich.text import Text
+
+    cut = Text(" ".join(text.split()), no_wrap=True)
+    cut.truncate(width, overflow="ellipsis")
+    return cut
+
+
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     """Print one item: JSON when piped or with ``--json``, every field in full on a terminal."""
     if json_lines or not is_terminal(sys.stdout):
-        sys.stdout.write(item.model_dump_json() + "\n")
-        sys.stdout.flush()
+        write_json_lines([item])
         return
     console = _console()
     from rich.table import Table
@@ -142,7 +161,8 @@ class ProgressBar:
     """A progress bar on stderr that appears once ``PROGRESS_AFTER`` units are done.
 
     ``total`` is in the same units as ``advance`` (lines, bytes or items), or ``None`` when not
-    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance`` may be called from any thread.
+    known. Nothing is drawn unless stderr is a terminal and ``enabled`` is true. ``advance``
+    may be called from any thread.
     """
 
     def __init__(self, label: str, *, total: float | None, enabled: bool = True) -> None:

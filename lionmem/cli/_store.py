@@ -6,15 +6,18 @@ as the file, a missing file where one is needed, another application's database,
 given for a SQLite file (one file is one namespace), an unreachable server, a missing extra.
 The target defaults to ``$LIONMEM_DB``, else ``memory.db`` in the working directory. The
 PostgreSQL store (``lionmem.stores.postgres``) is imported only when a ``postgresql://`` address
-is given. Any other front end (the MCP server) selects its store through these functions.
+is given. Any other front end (the MCP server) selects its store through these functions;
+``run_on_store`` runs one command's work on the selected store and closes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import os
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,9 @@ __all__ = [
     "describe_target",
     "is_postgres",
     "open_store",
+    "run_on_store",
     "select_store",
+    "store_method",
     "store_target",
 ]
 
@@ -153,3 +158,27 @@ def _postgres(target: str, namespace: str | None) -> Any:
         return module.PostgresMemoryStore(target, **options)
     except (ValueError, TypeError) as exc:
         raise StoreSelectionError(_one_line(exc, target)) from exc
+
+
+def store_method(store: Any, name: str) -> Callable[..., Any]:
+    """Return ``store.<name>``, or raise ``StoreSelectionError`` when the store has no such operation."""
+    method = getattr(store, name, None)
+    if not callable(method):
+        msg = f"{type(store).__name__} has no {name}(), which this command needs"
+        raise StoreSelectionError(msg)
+    return method  # type: ignore[no-any-return]  # getattr on Any gives Any
+
+
+def run_on_store(
+    args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], *, create: bool = False
+) -> int:
+    """Open the store the arguments select, run ``work`` on it, close it, return its status."""
+
+    async def go() -> int:
+        store = await open_store(store_target(args.db), namespace=args.namespace, create=create)
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())

@@ -23,15 +23,21 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
-from lionmem.cli._items import run_on_store, store_method
 from lionmem.cli._output import ProgressBar, is_terminal
-from lionmem.cli._store import add_store_arguments
+from lionmem.cli._store import (
+    add_store_arguments,
+    is_postgres,
+    run_on_store,
+    store_method,
+    store_target,
+)
 from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_item import MemoryItem
 
 __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
+_PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
 
 
 class _BadLine(Exception):
@@ -64,7 +70,7 @@ class _Reader:
             self.line += 1
             pending += 1
             size += len(raw)
-            if pending == 256:
+            if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
             if not raw.strip():
@@ -170,7 +176,20 @@ def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
         raise CommandError(msg) from None
 
 
+def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
+    """Refuse ``--out`` naming the database file (or its journal): writing it would destroy it."""
+    target = store_target(db)
+    if out in (None, "-") or is_postgres(target) or target == ":memory:":
+        return
+    written = Path(out).resolve()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if written == Path(target + suffix).resolve():
+            msg = f"--out {out} is the database file itself; write the export to another file"
+            raise CommandError(msg)
+
+
 def _export(args: argparse.Namespace) -> int:
+    _refuse_the_database_itself(args.out, args.db)
     # The model's own serializer, called directly: the bytes of model_dump_json(), unencoded.
     to_json = MemoryItem.__pydantic_serializer__.to_json
 

@@ -1,8 +1,10 @@
 """``validate FILE...``: JSON or JSON Lines documents checked against the shipped JSON schemas.
 
-A ``.jsonl`` or ``.ndjson`` file is JSON Lines, a ``.json`` file one document, and any other
-file one document if it parses as one, else JSON Lines. Every problem is printed as ``FILE:LINE: PATH: message``
-with ``PATH`` a JSON path (``$.tags[0]``); the schema is ``--schema`` (default ``memory_item``).
+A ``.jsonl`` or ``.ndjson`` file is JSON Lines (read line by line, each problem printed as it
+is found), a ``.json`` file one document, any other file one document if it parses as one.
+Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
+(``$.tags[0]``); text that is not UTF-8 or not JSON is a problem of its document too. The
+schema is ``--schema`` (default ``memory_item``).
 Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
 the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 """
@@ -10,18 +12,20 @@ the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, CommandError, require_extra
 from lionmem.cli._schema import resolve_schema_name
 
-__all__ = ["json_path", "problems", "register"]
+__all__ = ["Report", "json_path", "problems", "register"]
 
 _LINES = (".jsonl", ".ndjson")
 
@@ -85,46 +89,74 @@ def _skip(text: str, position: int) -> int:
     return position
 
 
-def _documents(path: Path, text: str) -> Iterator[tuple[int, str]]:
-    """Yield ``(line, text)`` of every document in the file."""
+class _NotText(ValueError):
+    """A document that is not UTF-8 text."""
+
+
+def _decoded(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        msg = f"not UTF-8 text ({error.reason} at byte {error.start})"
+        raise _NotText(msg) from None
+
+
+def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line, bytes)`` of every document in the file, JSON Lines read line by line."""
     as_lines = path.suffix in _LINES
-    if not as_lines and path.suffix != ".json":
+    if not as_lines:
+        data = stream.read()
+        if path.suffix == ".json":
+            yield 1, data
+            return
         try:
-            json.loads(text)
+            json.loads(data)
         except ValueError:
             as_lines = True
-    if not as_lines:
-        yield 1, text
-        return
-    for number, line in enumerate(text.splitlines(), 1):
+        else:
+            yield 1, data
+            return
+        stream = io.BytesIO(data)
+    for number, line in enumerate(stream, 1):
         if line.strip():
-            yield number, line
+            # Without its line break, so an error at the end of the line stays on that line.
+            yield number, line.rstrip(b"\r\n")
 
 
-def problems(path: Path, text: str, schema: str) -> tuple[int, int, list[str]]:
-    """Return the number of documents in ``text``, how many are invalid, and their problems."""
+@dataclass
+class Report:
+    """What ``check`` found in one file."""
+
+    documents: int = 0
+    invalid: int = 0
+
+
+def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Iterator[str]:
+    """Yield one line per problem in the file as it is read; count documents into ``report``."""
     validator = _validator(schema)
-    found: list[str] = []
-    count = invalid = 0
-    for line, document in _documents(path, text):
-        count += 1
+    for line, data in _documents(path, stream):
+        report.documents += 1
         try:
+            document = _decoded(data)
             value = json.loads(document)
+        except _NotText as error:
+            report.invalid += 1
+            yield f"{path}:{line}: {error}"
+            continue
         except ValueError as error:
-            invalid += 1
+            report.invalid += 1
             reason = getattr(error, "msg", str(error))
-            where = line + getattr(error, "lineno", 1) - 1
-            found.append(f"{path}:{where}: not JSON: {reason}")
+            yield f"{path}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
             continue
         located = []
         for problem in validator.iter_errors(value):
             parts = list(problem.absolute_path)
             where = line + document.count("\n", 0, _located(document, parts))
             located.append((where, json_path(parts), problem.message))
-        invalid += bool(located)
+        report.invalid += bool(located)
         # In the order a person reads the file: by line, then path, then message.
-        found.extend(f"{path}:{where}: {at}: {message}" for where, at, message in sorted(located))
-    return count, invalid, found
+        for where, at, message in sorted(located):
+            yield f"{path}:{where}: {at}: {message}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -137,19 +169,20 @@ def _run(args: argparse.Namespace) -> int:
             msg = f"{name} is a directory, not a JSON file"
             raise CommandError(msg)
         try:
-            text = path.read_text(encoding="utf-8")
+            stream = path.open("rb")
         except FileNotFoundError:
             msg = f"{name}: no such file"
             raise CommandError(msg) from None
-        except UnicodeDecodeError as error:
-            msg = f"{name}: not UTF-8 text ({error.reason} at byte {error.start})"
+        except OSError as error:
+            msg = f"{name}: cannot read it ({error.strerror})"
             raise CommandError(msg) from None
-        count, bad, found = problems(path, text, schema)
-        for line in found:
-            print(line)
-        invalid += bad
-        documents = f"{count} document{'' if count == 1 else 's'}"
-        print(f"{name}: {documents}, {bad} invalid ({schema})")
+        report = Report()
+        with stream:
+            for problem in problems(path, stream, schema, report):
+                print(problem)
+        invalid += report.invalid
+        documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
+        print(f"{name}: {documents}, {report.invalid} invalid ({schema})")
     return PROBLEM if invalid else OK
 
 

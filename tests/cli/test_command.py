@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lionmem import __version__
+from lionmem import __version__, schema_path, schemas
 from lionmem.cli import build_parser, main
 from tests.cli.conftest import REPO
-from tests.cli.support import clean_env, lionmem
+from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal
 
 COMMANDS = [
     "add", "get", "search", "count", "delete", "import", "export", "validate", "schema", "conformance",
@@ -95,8 +95,45 @@ def test_make_demo_does_the_main_job(tmp_path: Path) -> None:
     assert "imported 3000 items from" in done.stdout
     assert "the two exports and the sample are the same 680,258 bytes" in done.stdout
     assert "imported 6 items from" in done.stdout
-    assert done.stdout.rstrip().endswith("lionmem search --db out/notes.db --text paris")
+    assert done.stdout.rstrip().endswith(f"{LIONMEM} search --db out/notes.db --text paris")
     assert sorted(p.name for p in (tmp_path / "out").glob("*.jsonl")) == [
         "copy-export.jsonl",
         "export.jsonl",
     ]
+
+
+def test_add_on_a_terminal_prints_the_id(tmp_path: Path) -> None:
+    """On a terminal ``add`` prints just the new id too."""
+    result = on_terminal("add", "from a terminal", "--tag", "t", cwd=tmp_path)
+    assert result.status == 0
+    item_id = result.stdout.strip()
+    assert lionmem("get", item_id, cwd=tmp_path).stdout.startswith(f'{{"id":"{item_id}"')
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["piped", "terminal"])
+def test_schema_through_the_console_script(tmp_path: Path, terminal: bool) -> None:
+    """``lionmem schema`` lists the names and ``schema MemoryQuery`` prints the file, either way."""
+    run = on_terminal if terminal else lionmem
+    names = run("schema", cwd=tmp_path)
+    one = run("schema", "MemoryQuery", cwd=tmp_path)
+    assert (names.status, names.stdout) == (0, "".join(f"{name}\n" for name in sorted(schemas())))
+    shipped = schema_path("memory_query").read_text(encoding="utf-8")
+    assert one.stdout == (shipped.replace("\r\n", "\n") if terminal else shipped)
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["piped", "terminal"])
+def test_conformance_through_the_console_script(tmp_path: Path, terminal: bool) -> None:
+    """``lionmem conformance`` passes the honest fake and exits 1 for a fake that lies."""
+    run = on_terminal if terminal else lionmem
+    (tmp_path / "liar.py").write_text(
+        "from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest\n"
+        "def make():\n"
+        "    return FakeHarness(FakeBehaviour(tagless_search_hits=True), manifest=declared_manifest())\n"
+    )
+    honest = run(
+        "conformance", "lionmem.conformance.fake:FakeHarness", "--case", "protocols", cwd=tmp_path
+    )
+    lying = run("conformance", "liar:make", "--case", "search_hit_tags", cwd=tmp_path)
+    assert (honest.status, lying.status) == (0, 1)
+    assert "1 passed, 0 failed" in honest.stdout
+    assert "0 passed, 1 failed" in lying.stdout

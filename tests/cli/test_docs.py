@@ -45,6 +45,14 @@ def _pattern(shown: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
+def test_every_fenced_block_of_the_page_is_run() -> None:
+    """Every fenced block is a console block, so none escapes this test."""
+    text = PAGE.read_text(encoding="utf-8")
+    openings = re.findall(r"^```(\S*)$", text, re.MULTILINE)[::2]
+    assert openings == ["console"] * len(BLOCK.findall(text))
+    assert len(openings) >= 6
+
+
 def test_the_page_has_examples_of_every_command() -> None:
     """The page shows each command at least once."""
     used = {command.split()[1] for command, _ in examples() if command.startswith("lionmem ")}

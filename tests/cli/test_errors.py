@@ -6,11 +6,13 @@ import importlib.util
 import io
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from lionmem.cli import main
+from tests.cli.conftest import SAMPLE
 from tests.cli.support import lionmem, one_line_error
 
 
@@ -52,7 +54,7 @@ def test_a_db_in_a_missing_directory(tmp_path: Path) -> None:
 def test_a_database_of_another_application(tmp_path: Path) -> None:
     """A SQLite file lionmem did not create is refused and left unchanged."""
     other = tmp_path / "other.db"
-    with sqlite3.connect(other) as conn:
+    with closing(sqlite3.connect(other)) as conn, conn:
         conn.execute("CREATE TABLE invoices (n INTEGER)")
     before = other.read_bytes()
     result = lionmem("add", "x", "--db", other, cwd=tmp_path)
@@ -186,3 +188,23 @@ def test_import_lionmem_imports_no_terminal_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_import_and_export_work_without_the_cli_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without rich, a big import on a terminal simply draws no progress bar."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "rich", None)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["import", str(SAMPLE)]) == 0
+    assert capsys.readouterr().out == f"imported 3000 items from {SAMPLE}\n"
+    assert terminal.getvalue() == ""
+    assert main(["export", "--out", "e.jsonl"]) == 0
+    assert (tmp_path / "e.jsonl").read_bytes() == SAMPLE.read_bytes()

@@ -225,15 +225,21 @@ def test_search_json_on_a_terminal_prints_json_lines(sample_db: Path) -> None:
     )
 
 
-def test_search_on_a_narrow_terminal_keeps_whole_ids(sample_db: Path) -> None:
-    """At 80 columns the date column goes, ids stay whole and no line is wider than the terminal."""
+@pytest.mark.parametrize(
+    ("columns", "header"),
+    [(80, ["id", "tags", "content"]), (60, ["id", "content"]), (50, ["id", "content"])],
+)
+def test_search_on_a_narrow_terminal_keeps_whole_ids(
+    sample_db: Path, columns: int, header: list[str]
+) -> None:
+    """Narrower, the date and then the tags give way; ids stay whole, no line is too wide."""
     result = on_terminal(
-        "search", "--limit", "5", "--db", sample_db, cwd=sample_db.parent, columns=80
+        "search", "--limit", "5", "--db", sample_db, cwd=sample_db.parent, columns=columns
     )
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["id", "tags", "content"]
+    assert lines[0].split() == header
     assert [line.split()[0] for line in lines[1:6]] == _reference(MemoryQuery(limit=5))
-    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert max(len(line.rstrip()) for line in lines) <= columns
 
 
 def test_search_with_no_result_on_a_terminal_says_0_items(sample_db: Path) -> None:
@@ -299,3 +305,24 @@ def test_reading_commands_do_not_create_a_missing_database(tmp_path: Path, comma
         f"lionmem {command}: no lionmem database at typo.db (lionmem add or lionmem import creates one)"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_lines_are_utf8_whatever_the_locale(sample_db: Path) -> None:
+    """With an ASCII-only stdout encoding, ``get`` and ``search`` still print the UTF-8 lines."""
+    env = clean_env(PYTHONIOENCODING="ascii")
+    line = next(line for line in SAMPLE.read_text("utf-8").splitlines() if "İstanbul" in line)
+    item_id = json.loads(line)["id"]
+    got = lionmem("get", item_id, "--db", sample_db, cwd=sample_db.parent, env=env)
+    found = lionmem(
+        "search",
+        "--text",
+        "i\u0307stanbul",
+        "--limit",
+        "1",
+        "--db",
+        sample_db,
+        cwd=sample_db.parent,
+        env=env,
+    )
+    assert (got.status, got.stdout) == (0, line + "\n")
+    assert "İstanbul" in found.stdout

@@ -23,6 +23,8 @@ from lionmem.cli._store import (
     select_store,
     store_target,
 )
+from lionmem.stores.sqlite import UnrepresentableValueError
+from tests.cli.conftest import MIXED
 
 DSN = "postgresql://me:secret@db.example:5432/app"
 
@@ -32,10 +34,13 @@ class FakePostgresStore:
 
     made: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012 - a test's shared record
     down = False
+    last: FakePostgresStore | None = None
 
     def __init__(self, dsn: str, **options: Any) -> None:
         self.made.append((dsn, options))
         self.closed = False
+        self.batches: list[list[Any]] = []
+        FakePostgresStore.last = self
 
     async def open(self) -> None:
         if self.down:
@@ -47,6 +52,11 @@ class FakePostgresStore:
 
     async def count(self) -> int:
         return 7
+
+    async def store_many(self, items: Any) -> list[Any]:
+        batch = list(items)
+        self.batches.append(batch)
+        return [item.id for item in batch]
 
 
 @pytest.fixture
@@ -185,4 +195,38 @@ def test_a_missing_postgres_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     assert str(caught.value) == (
         "PostgreSQL needs the 'postgres' extra: pip install 'lionmem[postgres]' "
         "(No module named 'asyncpg')"
+    )
+
+
+def test_import_into_a_store_without_store_stream_is_one_store_many_call(
+    fake_postgres: type[FakePostgresStore], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Such a store gets every valid item in one ``store_many``, after the whole file is read."""
+    assert main(["import", str(MIXED), "--db", DSN, "--skip-invalid"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == f"imported 6 items from {MIXED} (4 invalid lines skipped)\n"
+    assert fake_postgres.last is not None
+    (batch,) = fake_postgres.last.batches
+    assert [item.model_dump_json() for item in batch] == [
+        line for line in MIXED.read_text("utf-8").splitlines() if line.startswith('{"id":"')
+    ]
+    assert main(["import", str(MIXED), "--db", DSN]) == 1
+    assert fake_postgres.last.batches == []
+
+
+def test_a_value_store_many_refuses_aborts_the_import(
+    fake_postgres: type[FakePostgresStore],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Such a store's refusal of a value is the import's bad input: named, nothing imported."""
+
+    async def refuse(self: FakePostgresStore, items: Any) -> list[Any]:
+        raise UnrepresentableValueError("content", "str", "it holds a NUL, which text cannot")
+
+    monkeypatch.setattr(fake_postgres, "store_many", refuse)
+    assert main(["import", str(MIXED), "--db", DSN, "--skip-invalid"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "lionmem import: MemoryItem.content: a value of type str cannot be stored exactly: "
+        "it holds a NUL, which text cannot; nothing was imported"
     )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
+from contextlib import closing
 from pathlib import Path
 from uuid import UUID
 
@@ -14,7 +16,7 @@ import pytest
 
 from lionmem import MemoryItem
 from tests.cli.conftest import MIXED, SAMPLE
-from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, vectors
+from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, one_line_error, vectors
 from tools.make_sample import sample_items
 
 MIXED_PROBLEMS = [
@@ -311,3 +313,44 @@ def test_round_trip_of_100000_items_between_two_sqlite_stores(tmp_path: Path) ->
     assert (first.status, second.status) == (0, 0)
     assert (tmp_path / "a.jsonl").read_bytes() == source.read_bytes()
     assert (tmp_path / "b.jsonl").read_bytes() == source.read_bytes()
+
+
+def test_a_damaged_row_stops_the_export_and_removes_the_file(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """A row the store cannot decode is one line, exit 2, and ``--out`` leaves no partial file."""
+    with closing(sqlite3.connect(sample_copy)) as conn, conn:
+        (item_id,) = conn.execute("SELECT id FROM items WHERE seq = 2500").fetchone()
+        conn.execute("UPDATE items SET content = '{not json' WHERE seq = 2500")
+    result = lionmem("export", "--db", sample_copy, "--out", "e.jsonl", cwd=tmp_path)
+    assert result.status == 2
+    assert result.stderr.startswith(
+        f"lionmem export: the stored row of item {item_id!r} is malformed: "
+    )
+    assert len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "e.jsonl").exists()
+
+
+@pytest.mark.parametrize("out", ["copy.db", "copy.db-wal", "./copy.db"])
+def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: str) -> None:
+    """``--out`` naming the database (or its WAL) is refused before anything is opened."""
+    before = sample_copy.read_bytes()
+    result = lionmem("export", "--db", "copy.db", "--out", out, cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        f"lionmem export: --out {out} is the database file itself; write the export to another file"
+    )
+    assert sample_copy.read_bytes() == before
+
+
+def test_export_out_must_be_a_file_in_a_directory_that_exists(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``--out`` naming a directory, or a file in a missing directory, is one line and exit 2."""
+    to_dir = lionmem("export", "--db", sample_db, "--out", tmp_path, cwd=tmp_path)
+    to_missing = lionmem("export", "--db", sample_db, "--out", "no/such/e.jsonl", cwd=tmp_path)
+    assert (
+        one_line_error(to_dir, "") == f"lionmem export: --out {tmp_path} is a directory, not a file"
+    )
+    assert one_line_error(to_missing, "") == (
+        "lionmem export: --out no/such/e.jsonl: the directory no/such does not exist"
+    )

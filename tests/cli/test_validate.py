@@ -143,9 +143,39 @@ def test_a_missing_file_exits_2(tmp_path: Path) -> None:
     )
 
 
-def test_a_file_that_is_not_utf8_exits_2(tmp_path: Path) -> None:
-    """A file that is not UTF-8 text is named with the offending byte."""
+def test_text_that_is_not_utf8_is_a_problem_of_its_document(tmp_path: Path) -> None:
+    """A document (or a line) that is not UTF-8 is invalid, named with its line and byte."""
     (tmp_path / "latin1.json").write_bytes(b'{"content": "caf\xe9"}')
-    assert one_line_error(lionmem("validate", "latin1.json", cwd=tmp_path), "") == (
-        "lionmem validate: latin1.json: not UTF-8 text (invalid continuation byte at byte 16)"
+    (tmp_path / "mixed.jsonl").write_bytes(
+        b'{"content": 1}\n{"content": "caf\xe9"}\n{"tags": []}\n'
     )
+    result = lionmem("validate", "latin1.json", "mixed.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "latin1.json:1: not UTF-8 text (invalid continuation byte at byte 16)",
+            "latin1.json: 1 document, 1 invalid (memory_item)",
+            "mixed.jsonl:2: not UTF-8 text (invalid continuation byte at byte 16)",
+            "mixed.jsonl: 3 documents, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_a_directory_exits_2(tmp_path: Path) -> None:
+    """A directory given as a file is named."""
+    assert one_line_error(lionmem("validate", tmp_path, cwd=tmp_path), "") == (
+        f"lionmem validate: {tmp_path} is a directory, not a JSON file"
+    )
+
+
+def test_a_document_of_another_suffix_is_json_or_json_lines(tmp_path: Path) -> None:
+    """Without .json/.jsonl the file is one document if it parses as one, else JSON Lines."""
+    (tmp_path / "one.txt").write_text('{\n  "tags": [3]\n}\n')
+    (tmp_path / "lines.txt").write_text('{"tags": [3]}\n{"tags": []}\n')
+    result = lionmem("validate", "one.txt", "lines.txt", cwd=tmp_path)
+    assert result.stdout.splitlines() == [
+        "one.txt:2: $.tags[0]: 3 is not of type 'string'",
+        "one.txt: 1 document, 1 invalid (memory_item)",
+        "lines.txt:1: $.tags[0]: 3 is not of type 'string'",
+        "lines.txt: 2 documents, 1 invalid (memory_item)",
+    ]

@@ -5,11 +5,18 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery, SQLiteMemoryStore
+from lionmem import (
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    MemoryItem,
+    MemoryQuery,
+    SQLiteMemoryStore,
+)
 from lionmem.stores.sqlite import UnrepresentableValueError
 
 
@@ -119,7 +126,7 @@ async def test_other_connections_see_nothing_until_the_commit(tmp_path: Path) ->
     def watched() -> Iterator[MemoryItem]:
         for i in range(200):
             if i == 100:
-                with sqlite3.connect(path) as other:
+                with closing(sqlite3.connect(path)) as other, other:
                     seen.append(other.execute("SELECT count(*) FROM items").fetchone()[0])
             yield MemoryItem(content=i)
 
@@ -131,8 +138,6 @@ async def test_other_connections_see_nothing_until_the_commit(tmp_path: Path) ->
 
 async def test_a_closed_store_refuses_the_stream(tmp_path: Path) -> None:
     """After close, store_stream raises MemoryAdapterUnavailable and reads nothing."""
-    from lionmem import MemoryAdapterUnavailable
-
     pulled: list[int] = []
 
     def counting() -> Iterator[MemoryItem]:
@@ -145,3 +150,43 @@ async def test_a_closed_store_refuses_the_stream(tmp_path: Path) -> None:
     with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
         await store.store_stream(counting())
     assert pulled == []
+
+
+async def test_a_write_sqlite_refuses_mid_stream_is_final_and_rolls_back(tmp_path: Path) -> None:
+    """A refused write after items were consumed is raised at once (no retry re-reads them)."""
+    path = tmp_path / "s.db"
+    pulled: list[int] = []
+
+    def numbered() -> Iterator[MemoryItem]:
+        for i in range(10):
+            pulled.append(i)
+            yield MemoryItem(content="boom" if i == 5 else i)
+
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(MemoryItem(content="kept"))
+        with closing(sqlite3.connect(path)) as other, other:
+            other.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON items WHEN NEW.content = '\"boom\"' "
+                "BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END"
+            )
+        with pytest.raises(MemoryAdapterError, match="refused by a trigger"):
+            await store.store_stream(numbered())
+        assert (pulled, await store.count()) == ([0, 1, 2, 3, 4, 5], 1)
+
+
+async def test_a_locked_file_fails_before_the_stream_is_read(tmp_path: Path) -> None:
+    """While another connection holds the write lock, the stream gives up unread."""
+    path = tmp_path / "s.db"
+    pulled: list[int] = []
+
+    def counting() -> Iterator[MemoryItem]:
+        pulled.append(1)
+        yield MemoryItem(content="x")
+
+    async with SQLiteMemoryStore(path, busy_timeout=0.05) as store:
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            with pytest.raises(MemoryAdapterUnavailable, match="locked"):
+                await store.store_stream(counting())
+            other.execute("ROLLBACK")
+        assert (pulled, await store.count()) == ([], 0)
