@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 _COLUMNS = "i.id, i.created_at, i.metadata, i.content, i.tags"
+_TRIGRAM = 3  # the length of one trigram, the shortest needle the FTS5 index can answer
 
 MAX_TAGS = 10_000
 """Most distinct tags one query may hold (one SQL parameter each); more raise UnsupportedMemoryQuery."""
@@ -227,7 +228,7 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
             return None  # stored text never holds a lone surrogate
         draft.needle = needle
         # FTS5 reads a query string only up to a NUL, and trigrams need three characters.
-        draft.trigram = len(needle) >= 3 and "\x00" not in needle
+        draft.trigram = len(needle) >= _TRIGRAM and "\x00" not in needle
     if query.tags:
         # A tag that UTF-8 cannot encode equals no stored tag; leave it out of the SQL.
         wanted = sorted({tag for tag in query.tags if _encodable(tag)})
