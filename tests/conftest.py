@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.postgres_support import Cluster, started_cluster
+
 # No deadline: the machines are shared and noisy; speed is measured by the benchmark tools.
 settings.register_profile(
     "lionmem",
@@ -46,3 +48,17 @@ def text_scan(request: pytest.FixtureRequest) -> Iterator[str]:
         chosen = _speedups.scan if request.param == "c" else memory._walk_cached
         patch.setattr(memory, "_scan_cached", chosen)
         yield request.param
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster for the whole session; fails (never skips) without one."""
+    cluster = started_cluster()
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: Cluster) -> str:
+    """The DSN of a new, empty database (with pg_trgm) on the session's cluster."""
+    return postgres_server.dsn(postgres_server.fresh_database())
