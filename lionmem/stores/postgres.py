@@ -299,7 +299,7 @@ class PostgresMemoryStore:
             except Exception as exc:
                 again = retry and attempt == 0
                 if _lost(exc):
-                    pool.expire_connections()  # the others are probably stale too
+                    await pool.expire_connections()  # the others are probably stale too
                 elif not _state(exc).startswith(_RETRY_STATES):
                     again = False
                 if not again:
