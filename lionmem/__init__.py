@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from lionmem.protocol import ExternalMemoryStore, MemoryStore
     from lionmem.session import Branch, Session
     from lionmem.stores.memory import InMemoryStore
+    from lionmem.stores.postgres import PostgresMemoryStore
     from lionmem.stores.sqlite import SQLiteMemoryStore
     from lionmem_models.element import Element
     from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -35,6 +36,7 @@ _LAZY: dict[str, str] = {
     "MemoryStore": "lionmem.protocol",
     "InMemoryStore": "lionmem.stores.memory",
     "Pile": "lionmem.pile",
+    "PostgresMemoryStore": "lionmem.stores.postgres",
     "Branch": "lionmem.session",
     "Session": "lionmem.session",
     "SQLiteMemoryStore": "lionmem.stores.sqlite",
@@ -55,6 +57,7 @@ __all__ = [
     "MemoryQuery",
     "MemoryStore",
     "Pile",
+    "PostgresMemoryStore",
     "SQLiteMemoryStore",
     "Session",
     "UnsupportedMemoryQuery",

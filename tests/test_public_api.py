@@ -23,6 +23,7 @@ PUBLIC = [
     "MemoryQuery",
     "MemoryStore",
     "Pile",
+    "PostgresMemoryStore",
     "SQLiteMemoryStore",
     "Session",
     "UnsupportedMemoryQuery",
