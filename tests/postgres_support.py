@@ -142,10 +142,10 @@ class Cluster:
         self.psql(f"CREATE DATABASE {TEMPLATE}")
         self.psql("CREATE EXTENSION pg_trgm", TEMPLATE)
 
-    def fresh_database(self, prefix: str = "t") -> str:
-        """Create a new empty database from the template and return its name."""
+    def fresh_database(self, prefix: str = "t", *, template: str = TEMPLATE) -> str:
+        """Create a new empty database from ``template`` (pg_trgm installed) and return its name."""
         name = f"{prefix}_{os.getpid()}_{next(_names)}"
-        self.psql(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        self.psql(f"CREATE DATABASE {name} TEMPLATE {template}")
         return name
 
     def destroy(self) -> None:

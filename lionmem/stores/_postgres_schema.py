@@ -76,9 +76,15 @@ def _unicode_key(version: str) -> tuple[int, ...]:
 
 async def _read_meta(conn: Connection, where: str) -> dict[str, str] | None:
     """Return the meta table's rows, or ``None`` for a database without lionmem's tables."""
-    meta, items = await conn.fetchrow(
-        "SELECT to_regclass('lionmem_meta') IS NOT NULL, to_regclass('lionmem_items') IS NOT NULL"
+    # A scan of pg_class, not to_regclass(): the catalog cache may still hold "no such table"
+    # from before another session committed its migration (an advisory lock does not refresh it).
+    names = await conn.fetch(
+        "SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = "
+        "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema()) "
+        "AND relname IN ('lionmem_meta', 'lionmem_items')"
     )
+    found = {row[0] for row in names}
+    meta, items = "lionmem_meta" in found, "lionmem_items" in found
     if not meta:
         if items:
             msg = f"{where} has a table lionmem_items but no lionmem_meta: it is not lionmem's"
