@@ -234,6 +234,7 @@ class PostgresMemoryStore:
         self._prepared = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
+        self._writes = _GroupCommit(self._write_rows)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -346,9 +347,7 @@ class PostgresMemoryStore:
 
     async def store(self, item: MemoryItem) -> UUID:
         """Store ``item`` (replacing an item with its id in place), commit, and return its id."""
-        row = _row(item)
-        ns = self._ns
-        await self._call(lambda conn: conn.execute(_UPSERT, ns, *row))
+        await self._writes.submit(_row(item))
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
@@ -400,33 +399,28 @@ class PostgresMemoryStore:
         once, at its first position, holding its last value, as successive ``store`` calls would.
         """
         batch = [_require_item(item) for item in items]
-        rows: dict[str, Row] = {}
-        for item in batch:
-            row = _row(item)
-            rows[row.id] = row  # a repeated id keeps its first position and takes the new value
+        rows = [_row(item) for item in batch]
         if rows:
-            ns = self._ns
-            columns = [
-                (
-                    [r.id for r in chunk],
-                    [r.created_at for r in chunk],
-                    [r.metadata for r in chunk],
-                    [r.content for r in chunk],
-                    [r.tags for r in chunk],
-                    [r.search for r in chunk],
-                    ["\n".join(r.tag_keys) for r in chunk],
-                    ["\n".join(r.field_keys) for r in chunk],
-                )
-                for chunk in _chunks(list(rows.values()), _BATCH)
-            ]
-
-            async def write(conn: Any) -> None:
-                async with conn.transaction():
-                    for column in columns:
-                        await conn.execute(_UPSERT_MANY, ns, *column)
-
-            await self._call(write)
+            await self._write_rows(rows)
         return [item.id for item in batch]
+
+    async def _write_rows(self, rows: list[Row]) -> None:
+        """Upsert ``rows`` in one transaction (one statement for a single row)."""
+        ns = self._ns
+        if len(rows) == 1:
+            await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]))
+            return
+        unique: dict[str, Row] = {}
+        for row in rows:
+            unique[row.id] = row  # a repeated id keeps its first position and takes the new value
+        columns = [_columns(chunk) for chunk in _chunks(list(unique.values()), _BATCH)]
+
+        async def write(conn: Any) -> None:
+            async with conn.transaction():
+                for column in columns:
+                    await conn.execute(_UPSERT_MANY, ns, *column)
+
+        await self._call(write)
 
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
@@ -475,6 +469,62 @@ def _quote_namespace(namespace: str) -> str:
     import json
 
     return json.dumps(namespace, ensure_ascii=False)
+
+
+def _columns(rows: list[Row]) -> tuple[list[str], ...]:
+    return (
+        [r.id for r in rows],
+        [r.created_at for r in rows],
+        [r.metadata for r in rows],
+        [r.content for r in rows],
+        [r.tags for r in rows],
+        [r.search for r in rows],
+        ["\n".join(r.tag_keys) for r in rows],
+        ["\n".join(r.field_keys) for r in rows],
+    )
+
+
+class _GroupCommit:
+    """``store()`` calls made while a commit is under way are committed together, in one
+    transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
+    many writers. Each call returns once its own batch has committed. A batch the database
+    refuses is retried row by row, so one refused item fails only its own call."""
+
+    def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
+        self._write = write
+        self._pending: list[tuple[Row, asyncio.Future[None]]] = []
+        self._task: asyncio.Future[None] | None = None
+
+    async def submit(self, row: Row) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((row, future))
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._drain())
+        await future
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
+                await self._commit(batch)
+        finally:
+            self._task = None
+
+    async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
+        try:
+            await self._write([row for row, _ in batch])
+        except Exception as exc:
+            if len(batch) > 1 and not isinstance(exc, MemoryAdapterUnavailable):
+                for entry in batch:
+                    await self._commit([entry])
+                return
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for _, future in batch:
+            if not future.done():
+                future.set_result(None)
 
 
 def _chunks(rows: list[Row], size: int) -> Iterable[list[Row]]:

@@ -259,3 +259,35 @@ async def test_unreachable_server_raises_unavailable() -> None:
             await call
         assert isinstance(caught.value.__cause__, OSError)
     await store.close()
+
+
+async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
+    """store() calls made while a commit runs share the next transaction (one xmin)."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        items = [MemoryItem(content=n) for n in range(40)]
+        assert await asyncio.gather(*(store.store(item) for item in items)) == [i.id for i in items]
+        transactions = await store._call(
+            lambda conn: conn.fetchval("SELECT count(DISTINCT xmin::text) FROM lionmem_items")
+        )
+        assert 1 <= transactions < 40
+        assert [i.content async for i in store.items()] == list(range(40))
+
+
+async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster) -> None:
+    """Among concurrent store() calls, the one the database refuses raises; the others commit."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.open()
+        postgres_server.psql(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER refuse BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()",
+            database,
+        )
+        items = [MemoryItem(content=str(n)) for n in range(10)]
+        items.insert(5, MemoryItem(content="bad"))
+        outcomes = await asyncio.gather(*(store.store(i) for i in items), return_exceptions=True)
+        assert [type(o).__name__ for o in outcomes] == ["UUID"] * 5 + ["MemoryAdapterError"] + ["UUID"] * 5
+        assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
