@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite clean
+.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite bench-postgres clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,13 @@ bench: $(STAMP)
 # latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
+
+# PostgresMemoryStore against LangGraph's AsyncPostgresStore at 100,000 items on a throwaway durable
+# PostgreSQL cluster (a few minutes): prints the Markdown tables of docs/postgres.md's performance
+# section. LARGE=1000000 also times lionmem's searches at a million items (about 3 more minutes).
+LARGE ?= 0
+bench-postgres: $(STAMP)
+	$(BIN)/python tools/bench_postgres.py --size 100000 --large $(LARGE) --json bench-results/postgres.json
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install

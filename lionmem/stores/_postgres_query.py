@@ -60,10 +60,7 @@ class Plan(NamedTuple):
         if self.tags is not None and self.tags.isdisjoint(item.tags):
             return False
         metadata = item.metadata
-        for key, value in self.filters:
-            if not metadata.get(key) == value:  # noqa: SIM201 -- the truth of ==, as the reference
-                return False
-        return True
+        return all(metadata.get(key) == value for key, value in self.filters)
 
 
 def plan_search(query: MemoryQuery) -> Plan | None:

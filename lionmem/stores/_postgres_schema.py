@@ -135,9 +135,7 @@ async def _relower(conn: Connection) -> None:
             if (new := search_text(json.loads(content))) != old
         ]
         if changed:
-            await conn.executemany(
-                "UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed
-            )
+            await conn.executemany("UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed)
         last = rows[-1][0]
 
 

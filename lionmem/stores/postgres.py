@@ -24,7 +24,9 @@ from pydantic import ValidationError
 try:
     import asyncpg
 except ImportError:  # pragma: no cover - exercised in a subprocess without asyncpg
-    msg = "PostgresMemoryStore needs asyncpg: install the extra with pip install 'lionmem[postgres]'"
+    msg = (
+        "PostgresMemoryStore needs asyncpg: install the extra with pip install 'lionmem[postgres]'"
+    )
     raise ImportError(msg) from None
 
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
@@ -218,7 +220,10 @@ class PostgresMemoryStore:
         if type(max_size) is not int or max_size < 1:
             msg = f"max_size must be an int of at least 1, got {max_size!r}"
             raise ValueError(msg)
-        for name, value in (("connect_timeout", connect_timeout), ("command_timeout", command_timeout)):
+        for name, value in (
+            ("connect_timeout", connect_timeout),
+            ("command_timeout", command_timeout),
+        ):
             if not (isinstance(value, int | float) and value > 0):
                 msg = f"{name} must be a positive number of seconds, got {value!r}"
                 raise ValueError(msg)
@@ -234,7 +239,7 @@ class PostgresMemoryStore:
         self._prepared = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
-        self._writes = _GroupCommit(self._write_rows)
+        self._writes = _GroupCommit(self._write_rows, 1)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -278,9 +283,7 @@ class PostgresMemoryStore:
                     raise _translate(exc, self._where()) from exc
         return self._pool
 
-    async def _call(
-        self, operation: Callable[[Any], Awaitable[_T]], *, retry: bool = True
-    ) -> _T:
+    async def _call(self, operation: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
         """Run ``operation`` on one pooled connection (creating the tables first if needed).
 
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
@@ -414,6 +417,9 @@ class PostgresMemoryStore:
         for row in rows:
             unique[row.id] = row  # a repeated id keeps its first position and takes the new value
         columns = [_columns(chunk) for chunk in _chunks(list(unique.values()), _BATCH)]
+        if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
+            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
+            return
 
         async def write(conn: Any) -> None:
             async with conn.transaction():
@@ -449,11 +455,12 @@ class PostgresMemoryStore:
             raise ValueError(msg)
         ns = self._ns
         last = 0
+
+        def page(after: int) -> Callable[[Any], Awaitable[Any]]:
+            return lambda conn: conn.fetch(_PAGE_SQL, ns, after, batch_size)
+
         while True:
-            after = last
-            rows = await self._call(
-                lambda conn, after=after: conn.fetch(_PAGE_SQL, ns, after, batch_size)
-            )
+            rows = await self._call(page(last))
             for row in rows:
                 last, item = _decode_seq(row)
                 yield item
@@ -485,21 +492,27 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
 
 
 class _GroupCommit:
-    """``store()`` calls made while a commit is under way are committed together, in one
-    transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
-    many writers. Each call returns once its own batch has committed. A batch the database
-    refuses is retried row by row, so one refused item fails only its own call."""
+    """``store()`` calls are committed by up to ``flushes`` concurrent drains; calls made while
+    every drain is busy are committed together, in one transaction, in call order (as LangGraph
+    batches its puts): one synchronous commit serves many writers, and the server's own group
+    commit merges the drains' WAL flushes. Each call returns once its own batch has committed.
+    A batch the database refuses is retried row by row, so one refused item fails only its call."""
 
-    def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
+    def __init__(self, write: Callable[[list[Row]], Awaitable[None]], flushes: int) -> None:
         self._write = write
+        self._flushes = flushes
         self._pending: list[tuple[Row, asyncio.Future[None]]] = []
-        self._task: asyncio.Future[None] | None = None
+        self._active = 0
+        self._tasks: set[asyncio.Future[None]] = set()
 
     async def submit(self, row: Row) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((row, future))
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._drain())
+        if self._active < self._flushes:
+            self._active += 1
+            task = asyncio.ensure_future(self._drain())
+            self._tasks.add(task)  # held until done: the loop keeps only weak references
+            task.add_done_callback(self._tasks.discard)
         await future
 
     async def _drain(self) -> None:
@@ -508,7 +521,7 @@ class _GroupCommit:
                 batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
                 await self._commit(batch)
         finally:
-            self._task = None
+            self._active -= 1
 
     async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
         try:

@@ -35,7 +35,7 @@ def calls(store: PostgresMemoryStore, known: UUID) -> list[Callable[[], object]]
         lambda: store.store(MemoryItem(content="during the outage")),
         lambda: store.retrieve(known),
         lambda: store.search(MemoryQuery(text="kept")),
-        lambda: store.count(),
+        store.count,
         lambda: store.store_many([MemoryItem(content="batch")]),
         lambda: store.delete(known),
     ]

@@ -22,7 +22,9 @@ async def test_no_operation_crosses_namespaces(postgres_dsn: str) -> None:
     try:
         for index, store in enumerate(stores):
             own = [MemoryItem(id=shared, content=f"word {index}", tags=["t"], metadata={"k": 1})]
-            own += [MemoryItem(content=f"word {index} extra {n}", tags=["t"]) for n in range(index % 3)]
+            own += [
+                MemoryItem(content=f"word {index} extra {n}", tags=["t"]) for n in range(index % 3)
+            ]
             await store.store_many(own)
         for index, (namespace, store) in enumerate(zip(NAMESPACES, stores, strict=True)):
             expected_count = 1 + index % 3
@@ -46,9 +48,10 @@ async def test_no_operation_crosses_namespaces(postgres_dsn: str) -> None:
         assert await stores[0].retrieve(shared) is None
         for store in stores[1:]:
             assert await store.retrieve(shared) is not None
-        assert sum([await store.count() for store in stores]) == sum(
-            1 + index % 3 for index in range(len(NAMESPACES))
-        ) - 1
+        assert (
+            sum([await store.count() for store in stores])
+            == sum(1 + index % 3 for index in range(len(NAMESPACES))) - 1
+        )
     finally:
         for store in stores:
             await store.close()

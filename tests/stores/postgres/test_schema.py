@@ -103,9 +103,12 @@ async def test_search_text_is_relowered_for_a_newer_unicode(postgres_server: Clu
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         assert [i.id for i in await store.search(MemoryQuery(text="straße i\u0307"))] == [item.id]
         assert await store.search(MemoryQuery(text="stale")) == []
-    assert postgres_server.psql(
-        "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'", database
-    ) == unicodedata.unidata_version
+    assert (
+        postgres_server.psql(
+            "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'", database
+        )
+        == unicodedata.unidata_version
+    )
 
 
 async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:

@@ -35,6 +35,7 @@ async def test_every_field_round_trips_exactly(postgres_dsn: str) -> None:
         await store.store(item)
         got = await store.retrieve(item.id)
         assert payload(got) == payload(item)
+        assert got is not None
         assert got is not item
         assert type(got.id) is UUID
         # str() of a dict escapes NUL, so only plain string content holds one to find.
@@ -91,7 +92,9 @@ async def test_replacement_keeps_the_first_position(postgres_dsn: str) -> None:
     async with PostgresMemoryStore(postgres_dsn) as store:
         await store.store_many([a, b])
         await store.store(MemoryItem(id=a.id, content="a2"))
-        ids = await store.store_many([c, MemoryItem(id=b.id, content="b2"), MemoryItem(id=c.id, content="c2")])
+        ids = await store.store_many(
+            [c, MemoryItem(id=b.id, content="b2"), MemoryItem(id=c.id, content="c2")]
+        )
         assert ids == [c.id, b.id, c.id]
         assert [(i.id, i.content) async for i in store.items()] == [
             (a.id, "a2"),
@@ -218,7 +221,9 @@ async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
     """The store's own sessions use synchronous_commit=on and custom plans, whatever the server's default."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         settings = await store._call(
-            lambda conn: conn.fetchrow("SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')")
+            lambda conn: conn.fetchrow(
+                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')"
+            )
         )
         assert tuple(settings) == ("on", "force_custom_plan")
 
@@ -245,7 +250,9 @@ async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
         ({"dsn": "postgresql://x", "command_timeout": -1}, ValueError, "command_timeout"),
     ],
 )
-def test_bad_arguments_are_refused(arguments: dict[str, object], error: type[Exception], message: str) -> None:
+def test_bad_arguments_are_refused(
+    arguments: dict[str, object], error: type[Exception], message: str
+) -> None:
     """Each bad constructor argument raises a clear error naming it."""
     with pytest.raises(error, match=message):
         PostgresMemoryStore(**arguments)  # type: ignore[arg-type]  # wrong on purpose
@@ -254,7 +261,11 @@ def test_bad_arguments_are_refused(arguments: dict[str, object], error: type[Exc
 async def test_unreachable_server_raises_unavailable() -> None:
     """Nothing listening at the DSN: every call raises MemoryAdapterUnavailable, never None or []."""
     store = PostgresMemoryStore(UNREACHABLE, connect_timeout=1)
-    for call in (store.retrieve(uuid4()), store.search(MemoryQuery()), store.store(MemoryItem(content="x"))):
+    for call in (
+        store.retrieve(uuid4()),
+        store.search(MemoryQuery()),
+        store.store(MemoryItem(content="x")),
+    ):
         with pytest.raises(MemoryAdapterUnavailable) as caught:
             await call
         assert isinstance(caught.value.__cause__, OSError)
@@ -289,5 +300,7 @@ async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster)
         items = [MemoryItem(content=str(n)) for n in range(10)]
         items.insert(5, MemoryItem(content="bad"))
         outcomes = await asyncio.gather(*(store.store(i) for i in items), return_exceptions=True)
-        assert [type(o).__name__ for o in outcomes] == ["UUID"] * 5 + ["MemoryAdapterError"] + ["UUID"] * 5
+        assert [type(o).__name__ for o in outcomes] == ["UUID"] * 5 + ["MemoryAdapterError"] + [
+            "UUID"
+        ] * 5
         assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
