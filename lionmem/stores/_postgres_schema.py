@@ -17,8 +17,8 @@ import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from lionmem.errors import IncompatibleDatabaseError
 from lionmem.stores._postgres_codec import search_text
-from lionmem.stores._sqlite_schema import IncompatibleDatabaseError
 
 __all__ = ["LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "IncompatibleDatabaseError", "prepare"]
 

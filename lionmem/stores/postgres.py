@@ -29,12 +29,16 @@ except ImportError:  # pragma: no cover - exercised in a subprocess without asyn
     )
     raise ImportError(msg) from None
 
-from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.errors import (
+    MemoryAdapterError,
+    MemoryAdapterUnavailable,
+    UnrepresentableValueError,
+)
 from lionmem.guard import check_query
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
 from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare
-from lionmem.stores._sqlite_codec import UnrepresentableValueError, decode_item, encode_item
+from lionmem.stores._sqlite_codec import decode_item, encode_item
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery

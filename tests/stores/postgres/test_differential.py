@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.stores.postgres import PostgresMemoryStore
 from tests.postgres_support import Cluster
+from tests.profiles import examples
 from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
 
-EXAMPLES = 300
+EXAMPLES = examples(300)
 
 SPECIAL = "İßΣσςǅiIsSK\u212a1 '\"%_\\\x00\ufffd"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], {"n": 1}, 2.5, -0.0]
@@ -131,7 +132,7 @@ def test_same_results_as_the_reference_store(
 LARGER_NEEDLES = ["straße", "οδος", "i\u0307stanbul", "none", "ab", "ΣΣ", "σσσ", "s"]  # noqa: RUF001 - Greek on purpose
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     words=st.lists(st.sampled_from([*WORDS, "ab", "İß", "ΣΣΣ"]), min_size=60, max_size=120),
     needle=st.sampled_from(LARGER_NEEDLES),
