@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 TEMPLATE = "lionmem_template"
+DEBIAN_ROOT = Path("/usr/lib/postgresql")
+"""Where Debian's postgresql packages put each version's binaries (``15/bin``, ...)."""
 _FAST = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 _names = itertools.count()
 
@@ -30,7 +32,7 @@ def find_bindir() -> Path:
     found = shutil.which("initdb")
     if found is not None:
         return Path(os.path.realpath(found)).parent
-    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), reverse=True)
+    candidates = sorted(DEBIAN_ROOT.glob("*/bin/initdb"), reverse=True)
     if candidates:
         return candidates[0].parent
     msg = (

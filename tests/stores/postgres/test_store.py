@@ -304,3 +304,22 @@ async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster)
             "UUID"
         ] * 5
         assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
+
+
+async def test_a_statement_past_command_timeout_raises_unavailable(postgres_server: Cluster) -> None:
+    """A write the server does not finish within command_timeout raises MemoryAdapterUnavailable
+    (the statement is cancelled, nothing is written) and the store goes on working."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database), command_timeout=0.5) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"slow\"' THEN PERFORM pg_sleep(5); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION stall()",
+            database,
+        )
+        with pytest.raises(MemoryAdapterUnavailable, match="unavailable"):
+            await store.store(MemoryItem(content="slow"))
+        await store.store(MemoryItem(content="fast"))
+        assert [i.content async for i in store.items()] == ["fast"]
