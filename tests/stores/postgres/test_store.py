@@ -306,7 +306,9 @@ async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster)
         assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
 
 
-async def test_a_statement_past_command_timeout_raises_unavailable(postgres_server: Cluster) -> None:
+async def test_a_statement_past_command_timeout_raises_unavailable(
+    postgres_server: Cluster,
+) -> None:
     """A write the server does not finish within command_timeout raises MemoryAdapterUnavailable
     (the statement is cancelled, nothing is written) and the store goes on working."""
     database = postgres_server.fresh_database()
