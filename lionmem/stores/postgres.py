@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -228,7 +229,7 @@ class PostgresMemoryStore:
             ("connect_timeout", connect_timeout),
             ("command_timeout", command_timeout),
         ):
-            if not (isinstance(value, int | float) and value > 0):
+            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 msg = f"{name} must be a positive number of seconds, got {value!r}"
                 raise ValueError(msg)
         self._dsn = dsn
@@ -243,7 +244,7 @@ class PostgresMemoryStore:
         self._prepared = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
-        self._writes = _GroupCommit(self._write_rows, 1)
+        self._writes = _GroupCommit(self._write_rows)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -477,8 +478,6 @@ async def _nothing(conn: Any) -> None:
 
 
 def _quote_namespace(namespace: str) -> str:
-    import json
-
     return json.dumps(namespace, ensure_ascii=False)
 
 
@@ -496,27 +495,22 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
 
 
 class _GroupCommit:
-    """``store()`` calls are committed by up to ``flushes`` concurrent drains; calls made while
-    every drain is busy are committed together, in one transaction, in call order (as LangGraph
-    batches its puts): one synchronous commit serves many writers, and the server's own group
-    commit merges the drains' WAL flushes. Each call returns once its own batch has committed.
-    A batch the database refuses is retried row by row, so one refused item fails only its call."""
+    """``store()`` calls made while a commit is under way are committed together, in one
+    transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
+    many writers. Each call returns once its own batch has committed. A batch the database
+    refuses is retried row by row, so one refused item fails only its own call."""
 
-    def __init__(self, write: Callable[[list[Row]], Awaitable[None]], flushes: int) -> None:
+    def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
-        self._flushes = flushes
         self._pending: list[tuple[Row, asyncio.Future[None]]] = []
-        self._active = 0
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._drain_task: asyncio.Future[None] | None = None
 
     async def submit(self, row: Row) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((row, future))
-        if self._active < self._flushes:
-            self._active += 1
-            task = asyncio.ensure_future(self._drain())
-            self._tasks.add(task)  # held until done: the loop keeps only weak references
-            task.add_done_callback(self._tasks.discard)
+        if self._drain_task is None:
+            # Held here until done: the event loop keeps only a weak reference to a task.
+            self._drain_task = asyncio.ensure_future(self._drain())
         await future
 
     async def _drain(self) -> None:
@@ -525,7 +519,7 @@ class _GroupCommit:
                 batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
                 await self._commit(batch)
         finally:
-            self._active -= 1
+            self._drain_task = None
 
     async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
         try:
