@@ -168,11 +168,16 @@ def test_wheel_has_only_the_two_packages(names: set[str]) -> None:
 
 
 def test_wheel_metadata_requires_python_311_and_pydantic(wheel: Path) -> None:
-    """The wheel's metadata says Python >= 3.11 and depends on pydantic 2."""
+    """The wheel's metadata says Python >= 3.11 and depends on pydantic 2 (asyncpg only with
+    the postgres extra)."""
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read("lionmem-0.1.0.dist-info/METADATA").decode("utf-8")
     headers = [line for line in metadata.splitlines() if line.startswith("Requires-")]
-    assert headers == ["Requires-Python: >=3.11", "Requires-Dist: pydantic<3,>=2.14"]
+    assert headers == [
+        "Requires-Python: >=3.11",
+        "Requires-Dist: pydantic<3,>=2.14",
+        "Requires-Dist: asyncpg>=0.29; extra == 'postgres'",
+    ]
 
 
 def test_installed_lionmem_comes_from_the_install(installed: Path, tmp_path: Path) -> None:
