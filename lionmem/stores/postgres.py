@@ -242,6 +242,7 @@ class PostgresMemoryStore:
         self._connect_timeout = float(connect_timeout)
         self._command_timeout = float(command_timeout)
         self._prepared = False
+        self._analysed = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
         self._writes = _GroupCommit(self._write_rows)
@@ -410,6 +411,9 @@ class PostgresMemoryStore:
         rows = [_row(item) for item in batch]
         if rows:
             await self._write_rows(rows)
+        if len(rows) >= _BATCH and not self._analysed:
+            await self._call(_analyse_if_never)
+            self._analysed = True
         return [item.id for item in batch]
 
     async def _write_rows(self, rows: list[Row]) -> None:
@@ -475,6 +479,19 @@ class PostgresMemoryStore:
 
 async def _nothing(conn: Any) -> None:
     return None
+
+
+async def _analyse_if_never(conn: Any) -> None:
+    """Give the planner statistics if the table has none yet (a first bulk load).
+
+    Without any, PostgreSQL guesses a few dozen rows and may walk the insertion order for a
+    selective search (25-40 ms at 20,000 items instead of under 1 ms) until autovacuum's first
+    ANALYZE, up to a minute later. Once analysed, its estimates follow the table's growth.
+    """
+    if await conn.fetchval(
+        "SELECT reltuples < 0 FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+    ):
+        await conn.execute("ANALYZE lionmem_items")
 
 
 def _quote_namespace(namespace: str) -> str:

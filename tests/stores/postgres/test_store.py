@@ -325,3 +325,16 @@ async def test_a_statement_past_command_timeout_raises_unavailable(
             await store.store(MemoryItem(content="slow"))
         await store.store(MemoryItem(content="fast"))
         assert [i.content async for i in store.items()] == ["fast"]
+
+
+async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: Cluster) -> None:
+    """A store_many of 1,000 items or more into a never-analysed table analyses it once."""
+    database = postgres_server.fresh_database()
+    reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        # Autovacuum could analyse the table first; keep it away from this one.
+        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
+        await store.store_many([MemoryItem(content=n) for n in range(999)])
+        assert postgres_server.psql(reltuples, database) == "-1"
+        await store.store_many([MemoryItem(content=n) for n in range(1000)])
+        assert postgres_server.psql(reltuples, database) == "1999"
