@@ -18,7 +18,7 @@ from __future__ import annotations
 from uuid import UUID, uuid4
 
 from lionmem.stores.postgres import PostgresMemoryStore
-from tests.postgres_support import Cluster
+from tests.postgres_support import Cluster, started_cluster
 
 CONNECT_TIMEOUT = 2.0
 """Short, so that a case meeting a refused connection fails over quickly."""
@@ -27,9 +27,10 @@ CONNECT_TIMEOUT = 2.0
 class PostgresHarness:
     """Makes PostgresMemoryStores over ``database`` of ``cluster`` and breaks them on request."""
 
-    def __init__(self, cluster: Cluster, database: str) -> None:
+    def __init__(self, cluster: Cluster, database: str, *, owned: bool = False) -> None:
         self.cluster = cluster
         self.database = database
+        self.owned = owned  # close() then destroys the cluster too
         self.generation = 0
         self.stores: list[PostgresMemoryStore] = []
         self.faults: set[str] = set()
@@ -114,8 +115,10 @@ class PostgresHarness:
         return identity
 
     async def close(self) -> None:
-        """Close every store made so far (idempotent)."""
+        """Close every store made so far, and destroy the cluster if it is owned (idempotent)."""
         await self._close_stores()
+        if self.owned:
+            self.cluster.destroy()
 
     async def _close_stores(self) -> None:
         stores, self.stores = self.stores, []
@@ -129,3 +132,12 @@ class PostgresHarness:
 
     def _sql(self, *statements: str) -> None:
         self.cluster.psql("; ".join(statements), self.database)
+
+
+def harness() -> PostgresHarness:
+    """A harness over a new throwaway cluster, for ``python -m lionmem conformance``.
+
+    From the repository root: ``python -m lionmem conformance tests.stores.postgres.harness:harness``.
+    """
+    cluster = started_cluster()
+    return PostgresHarness(cluster, cluster.fresh_database("conformance"), owned=True)

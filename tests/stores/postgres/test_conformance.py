@@ -12,7 +12,7 @@ from lionmem import ExternalMemoryStore, MemoryAdapterManifest
 from lionmem.conformance import run
 from lionmem.stores.postgres import MANIFEST, PostgresMemoryStore
 from tests.postgres_support import Cluster
-from tests.stores.postgres.harness import PostgresHarness
+from tests.stores.postgres.harness import PostgresHarness, harness
 
 
 @pytest.fixture
@@ -55,3 +55,14 @@ async def test_suite_passes_through_run(postgres_server: Cluster) -> None:
         "unsupported_filter_rejected",  # every filter key is supported
     ]
     assert len(statuses) == len(report.results) >= 25
+
+
+async def test_the_command_line_factory_owns_its_cluster() -> None:
+    """harness() starts a cluster of its own, runs cases on it and destroys it on close()."""
+    own = harness()
+    report = await run(own, cases=["store_returns_item_id", "transport_outage"])
+    assert [(result.case, result.status) for result in report.results] == [
+        ("store_returns_item_id", "passed"),
+        ("transport_outage", "passed"),
+    ]
+    assert not own.cluster.root.exists()
