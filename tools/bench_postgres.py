@@ -200,7 +200,8 @@ def search_cases() -> list[tuple[str, MemoryQuery]]:
         ("text, no match (qqqzzz)", MemoryQuery(text="qqqzzz", limit=10)),
         ("tags any-of (2 tags)", MemoryQuery(tags=["tag07", "tag31"], limit=10)),
         ("metadata equality (user)", MemoryQuery(filters={"user": "user42"}, limit=10)),
-        ("text + tag + metadata", MemoryQuery(text="river", tags=["tag03", "tag04"], filters={"kind": "note"}, limit=10)),
+        ("text + tag + metadata",
+         MemoryQuery(text="river", tags=["tag03", "tag04"], filters={"kind": "note"}, limit=10)),
     ]  # fmt: skip
 
 

@@ -63,6 +63,25 @@ class Plan(NamedTuple):
         return all(metadata.get(key) == value for key, value in self.filters)
 
 
+def _field_entries(filters: tuple[tuple[str, Any], ...]) -> tuple[list[str], list[str]]:
+    """The ``field_keys`` entries every match holds, and those none holds (``None`` filters).
+
+    A filter whose value has no canonical text (or whose key UTF-8 cannot encode) gives none:
+    Python alone decides it.
+    """
+    present: list[str] = []
+    absent: list[str] = []
+    for key, value in filters:
+        text = canonical(value)
+        if text is None or not _encodable(key):
+            continue
+        if value is None:
+            absent.append(present_entry(key))
+        else:
+            present.append(field_entry(key, text))
+    return present, absent
+
+
 def plan_search(query: MemoryQuery) -> Plan | None:
     """Build the plan without I/O; ``None`` when no stored item can match ``query``.
 
@@ -95,16 +114,7 @@ def plan_search(query: MemoryQuery) -> Plan | None:
     filters: tuple[tuple[str, Any], ...] = ()
     if query.filters:
         filters = tuple(query.filters.items())
-        present: list[str] = []
-        absent: list[str] = []
-        for key, value in filters:
-            text = canonical(value)
-            if text is None or not _encodable(key):
-                continue  # decided in Python only
-            if value is None:
-                absent.append(present_entry(key))
-            else:
-                present.append(field_entry(key, text))
+        present, absent = _field_entries(filters)
         if present:
             where.append(f"field_keys @> {bind(present)}::text[]")
         if absent:
