@@ -9,13 +9,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        find_spec("langgraph") is None or find_spec("psycopg") is None,
+        reason="the benchmark stack is not installed here (make install adds its group, bench)",
+    ),
+]
 
 
 def test_bench_compares_with_langgraph(tmp_path: Path) -> None:
