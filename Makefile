@@ -14,7 +14,7 @@ NEWER := 3.12 3.13
 PYTHON_3.12 ?= $(HOME)/.pyenv/versions/3.12.1/bin/python
 PYTHON_3.13 ?= $(HOME)/.pyenv/versions/3.13.0/bin/python
 
-.PHONY: install demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp clean
+.PHONY: install demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp bench-postgres clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -101,6 +101,13 @@ bench-cli: $(STAMP)
 # items in SQLite (about a minute): prints the Markdown table of docs/mcp.md's speed section.
 bench-mcp: $(STAMP)
 	$(BIN)/python tools/bench_mcp.py --items 100000 --rounds 200
+
+# PostgresMemoryStore against LangGraph's AsyncPostgresStore at 100,000 items on a throwaway durable
+# PostgreSQL cluster (a few minutes): prints the Markdown tables of docs/postgres.md's performance
+# section. LARGE=1000000 also times lionmem's searches at a million items (about 3 more minutes).
+LARGE ?= 0
+bench-postgres: $(STAMP)
+	$(BIN)/python tools/bench_postgres.py --size 100000 --large $(LARGE) --json bench-results/postgres.json
 
 # The Node tests (ajv, tsc, documents crossing between Python and JavaScript) run the venv's Python.
 nodetest: install

@@ -26,6 +26,7 @@ _PUBLIC: dict[str, str] = {
     "MemoryQuery": "lionmem_models.memory_query",
     "MemoryStore": "lionmem.protocol",
     "Pile": "lionmem.pile",
+    "PostgresMemoryStore": "lionmem.stores.postgres",
     "SQLiteMemoryStore": "lionmem.stores.sqlite",
     "Session": "lionmem.session",
     "UnknownToolError": "lionmem.errors",
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from lionmem.session import Branch as Branch
     from lionmem.session import Session as Session
     from lionmem.stores.memory import InMemoryStore as InMemoryStore
+    from lionmem.stores.postgres import PostgresMemoryStore as PostgresMemoryStore
     from lionmem.stores.sqlite import SQLiteMemoryStore as SQLiteMemoryStore
     from lionmem_models.element import Element as Element
     from lionmem_models.memory_adapter_manifest import (

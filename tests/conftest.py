@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.postgres_support import Cluster, started_cluster
 from tests.profiles import DEV_EXAMPLES, PROFILE
 
 # No deadline: the machines are shared and noisy; speed is measured by the benchmark tools.
@@ -37,3 +38,17 @@ def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]
     yield set_tz
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster for the whole session; fails (never skips) without one."""
+    cluster = started_cluster()
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: Cluster) -> str:
+    """The DSN of a new, empty database (with pg_trgm) on the session's cluster."""
+    return postgres_server.dsn(postgres_server.fresh_database())

@@ -1,0 +1,167 @@
+"""The PostgreSQL store's tables, its version check and its migrations.
+
+A lionmem database holds two tables in the first schema of the connection's ``search_path``:
+``lionmem_meta`` (``schema_version`` and ``unicode_version``, the Unicode database of the Python
+that lowered the search text) and ``lionmem_items`` (one row per item and namespace; the columns
+are described in docs/postgres.md). ``prepare`` runs once per store: it reads the version without
+locking; only when something must change does it take a transaction-scoped advisory lock, look
+again, and run every missing step in that one transaction, so concurrent first uses of a fresh
+database serialise instead of failing. A database written by a newer lionmem (or by a Python with
+a newer Unicode database) raises ``IncompatibleDatabaseError`` and is not written to.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lionmem.errors import IncompatibleDatabaseError
+from lionmem.stores._postgres_codec import search_text
+
+__all__ = ["LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "IncompatibleDatabaseError", "prepare"]
+
+LOCK_KEY = 0x4C4D454D_00000001
+"""The advisory lock every migration holds ("LMEM", 1): one migrating session per database."""
+
+# Columns of text searched or compared byte for byte use the "C" collation, so that neither a
+# nondeterministic database collation nor locale rules can change equality or LIKE.
+_V1 = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    """
+    CREATE TABLE lionmem_meta (
+        key text PRIMARY KEY,
+        value text NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE lionmem_items (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        namespace text COLLATE "C" NOT NULL,
+        id uuid NOT NULL,
+        created_at text NOT NULL,
+        metadata text NOT NULL,
+        content text NOT NULL,
+        tags text NOT NULL,
+        search text COLLATE "C" NOT NULL,
+        tag_keys text[] COLLATE "C" NOT NULL,
+        field_keys text[] COLLATE "C" NOT NULL,
+        PRIMARY KEY (namespace, id)
+    )
+    """,
+    "CREATE UNIQUE INDEX lionmem_items_order ON lionmem_items (namespace, seq)",
+    "CREATE INDEX lionmem_items_search ON lionmem_items USING gin (search gin_trgm_ops)",
+    "CREATE INDEX lionmem_items_tags ON lionmem_items USING gin (tag_keys)",
+    "CREATE INDEX lionmem_items_fields ON lionmem_items USING gin (field_keys)",
+)
+
+Connection = Any
+"""An asyncpg connection (typed loosely: asyncpg ships no type information)."""
+
+
+async def _migrate_to_1(conn: Connection) -> None:
+    for statement in _V1:
+        await conn.execute(statement)
+
+
+# MIGRATIONS[n] takes a version-n database to version n + 1. They all run in one transaction.
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [_migrate_to_1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _unicode_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+async def _read_meta(conn: Connection, where: str) -> dict[str, str] | None:
+    """Return the meta table's rows, or ``None`` for a database without lionmem's tables."""
+    # A scan of pg_class, not to_regclass(): the catalog cache may still hold "no such table"
+    # from before another session committed its migration (an advisory lock does not refresh it).
+    names = await conn.fetch(
+        "SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = "
+        "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema()) "
+        "AND relname IN ('lionmem_meta', 'lionmem_items')"
+    )
+    found = {row[0] for row in names}
+    meta, items = "lionmem_meta" in found, "lionmem_items" in found
+    if not meta:
+        if items:
+            msg = f"{where} has a table lionmem_items but no lionmem_meta: it is not lionmem's"
+            raise IncompatibleDatabaseError(msg)
+        return None
+    rows = await conn.fetch("SELECT key, value FROM lionmem_meta")
+    return {row[0]: row[1] for row in rows}
+
+
+def _needs(meta: dict[str, str] | None, where: str) -> bool:
+    """Return whether the database must be created or migrated; raise if it is not readable."""
+    if meta is None:
+        return True
+    raw = meta.get("schema_version", "")
+    if not raw.isdigit():
+        msg = f"{where} has a lionmem_meta table without a valid schema_version ({raw!r})"
+        raise IncompatibleDatabaseError(msg)
+    version = int(raw)
+    if version > SCHEMA_VERSION:
+        msg = (
+            f"{where} was written by a newer lionmem (schema version {version}; this version "
+            f"reads up to {SCHEMA_VERSION}): upgrade lionmem to open it"
+        )
+        raise IncompatibleDatabaseError(msg)
+    recorded = meta.get("unicode_version", "")
+    if _unicode_key(recorded) > _unicode_key(unicodedata.unidata_version):
+        msg = (
+            f"{where} holds search text lowered with Unicode {recorded}, newer than this "
+            f"Python's {unicodedata.unidata_version}: open it with a newer Python"
+        )
+        raise IncompatibleDatabaseError(msg)
+    return version < SCHEMA_VERSION or recorded != unicodedata.unidata_version
+
+
+async def _relower(conn: Connection) -> None:
+    """Recompute every item's search text with this Python's ``str.lower()``."""
+    last = 0
+    while True:
+        rows = await conn.fetch(
+            "SELECT seq, content, search FROM lionmem_items WHERE seq > $1 ORDER BY seq LIMIT 1000",
+            last,
+        )
+        if not rows:
+            return
+        changed = [
+            (seq, new)
+            for seq, content, old in rows
+            if (new := search_text(json.loads(content))) != old
+        ]
+        if changed:
+            await conn.executemany("UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed)
+        last = rows[-1][0]
+
+
+async def prepare(conn: Connection, where: str) -> None:
+    """Create or migrate lionmem's tables if needed (one transaction, under the advisory lock).
+
+    Nothing is written to a database whose tables are not lionmem's or are newer.
+    """
+    if not _needs(await _read_meta(conn, where), where):
+        return
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
+        # Another session may have created or migrated the tables meanwhile: look again.
+        meta = await _read_meta(conn, where)
+        if not _needs(meta, where):
+            return
+        version = 0 if meta is None else int(meta["schema_version"])
+        for step in MIGRATIONS[version:]:
+            await step(conn)
+        if meta is not None and meta.get("unicode_version") != unicodedata.unidata_version:
+            await _relower(conn)
+        await conn.executemany(
+            "INSERT INTO lionmem_meta (key, value) VALUES ($1, $2) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            [
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("unicode_version", unicodedata.unidata_version),
+            ],
+        )

@@ -1,0 +1,184 @@
+"""Throwaway PostgreSQL clusters for the tests: initdb, start, stop, kill, fresh databases.
+
+``Cluster`` runs the server binaries as the ``postgres`` OS user when the tests run as root
+(``initdb`` and ``pg_ctl`` refuse root), on a private socket directory and a loopback port. Each
+cluster carries a template database with pg_trgm, so ``fresh_database`` (``CREATE DATABASE ...
+TEMPLATE``) is cheap. A machine without the PostgreSQL binaries makes ``find_bindir`` raise:
+the tests that need a server fail, they are not skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+TEMPLATE = "lionmem_template"
+DEBIAN_ROOT = Path("/usr/lib/postgresql")
+"""Where Debian's postgresql packages put each version's binaries (``15/bin``, ...)."""
+_FAST = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+_names = itertools.count()
+
+
+def find_bindir() -> Path:
+    """The directory holding initdb and pg_ctl: on the PATH, else Debian's versioned directory."""
+    found = shutil.which("initdb")
+    if found is not None:
+        return Path(os.path.realpath(found)).parent
+    candidates = sorted(DEBIAN_ROOT.glob("*/bin/initdb"), reverse=True)
+    if candidates:
+        return candidates[0].parent
+    msg = (
+        "PostgreSQL is not installed (no initdb on the PATH or in /usr/lib/postgresql/*/bin): "
+        "apt-get install postgresql, or run .ci/run, which installs it"
+    )
+    raise RuntimeError(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Cluster:
+    """One PostgreSQL cluster in a temporary directory, started and stopped on request.
+
+    ``durable`` keeps fsync and synchronous commits on (for crash tests); otherwise the cluster
+    trades durability for speed. ``settings`` are further ``-c`` server settings.
+    """
+
+    def __init__(self, *, durable: bool = False, settings: dict[str, str] | None = None) -> None:
+        self.bindir = find_bindir()
+        self.root = Path(tempfile.mkdtemp(prefix="lionmem-pg-"))
+        self.data = self.root / "data"
+        self.sockets = self.root / "sockets"
+        self.log = self.root / "server.log"
+        self.port = _free_port()
+        self.settings = {**({} if durable else _FAST), **(settings or {})}
+        self.sockets.mkdir()
+        self._as_postgres = os.geteuid() == 0
+        if self._as_postgres:
+            shutil.chown(self.root, "postgres", "postgres")
+            shutil.chown(self.sockets, "postgres", "postgres")
+        self._run(
+            "initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+            "--locale=C.UTF-8", "--no-sync",
+        )  # fmt: skip
+
+    def _run(self, tool: str, *args: str) -> None:
+        command = [str(self.bindir / tool), *args]
+        if self._as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = [
+            f"-c port={self.port}",
+            "-c listen_addresses=127.0.0.1",
+            f"-c unix_socket_directories={self.sockets}",
+            "-c max_connections=200",
+            *(f"-c {key}={value}" for key, value in self.settings.items()),
+        ]
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "30",
+            "-o", " ".join(options), "start",
+        )  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server (``fast``: disconnect every session, then shut down cleanly)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def server_pids(self) -> list[int]:
+        """The postmaster's process id followed by its children's."""
+        pid_file = self.data / "postmaster.pid"
+        if not pid_file.exists():
+            return []
+        postmaster = int(pid_file.read_text().split()[0])
+        children: list[int] = []
+        for task in Path(f"/proc/{postmaster}/task").glob("*/children"):
+            children.extend(int(pid) for pid in task.read_text().split())
+        return [postmaster, *children]
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster and its children (a crash), and wait until they are gone."""
+        pids = self.server_pids()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in pids):
+            if time.monotonic() > deadline:
+                msg = f"server processes {pids} survived SIGKILL"
+                raise RuntimeError(msg)
+            time.sleep(0.01)
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        """Run ``sql`` through psql as the superuser and return its unaligned output."""
+        result = subprocess.run(
+            [
+                str(self.bindir / "psql") if (self.bindir / "psql").exists() else "psql",
+                "-h",
+                str(self.sockets),
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "-d",
+                database,
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return result.stdout.strip()
+
+    def dsn(self, database: str = "postgres") -> str:
+        """A DSN for ``database`` over the loopback port."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def make_template(self) -> None:
+        """Create the template database fresh databases are copied from (with pg_trgm)."""
+        self.psql(f"CREATE DATABASE {TEMPLATE}")
+        self.psql("CREATE EXTENSION pg_trgm", TEMPLATE)
+
+    def fresh_database(self, prefix: str = "t", *, template: str = TEMPLATE) -> str:
+        """Create a new empty database from ``template`` (pg_trgm installed) and return its name."""
+        name = f"{prefix}_{os.getpid()}_{next(_names)}"
+        self.psql(f"CREATE DATABASE {name} TEMPLATE {template}")
+        return name
+
+    def destroy(self) -> None:
+        """Stop the server if it runs (immediately) and delete the cluster's directory."""
+        if self.server_pids():
+            with contextlib.suppress(subprocess.CalledProcessError):
+                self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def started_cluster(*, durable: bool = False, settings: dict[str, str] | None = None) -> Cluster:
+    """A new cluster, started, with its template database."""
+    cluster = Cluster(durable=durable, settings=settings)
+    try:
+        cluster.start()
+        cluster.make_template()
+    except BaseException:
+        cluster.destroy()
+        raise
+    return cluster

@@ -1,0 +1,133 @@
+"""A real server stopped, restarted and killed under the store (each on a cluster of its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import pytest
+
+from lionmem import MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem.stores.postgres import PostgresMemoryStore
+from tests.postgres_support import Cluster, started_cluster
+
+ROOT = Path(__file__).resolve().parents[3]
+CONNECT_TIMEOUT = 2.0
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    """A cluster this test may stop, start and kill."""
+    own = started_cluster()
+    yield own
+    own.destroy()
+
+
+def calls(store: PostgresMemoryStore, known: UUID) -> list[Callable[[], object]]:
+    return [
+        lambda: store.store(MemoryItem(content="during the outage")),
+        lambda: store.retrieve(known),
+        lambda: store.search(MemoryQuery(text="kept")),
+        store.count,
+        lambda: store.store_many([MemoryItem(content="batch")]),
+        lambda: store.delete(known),
+    ]
+
+
+async def test_stopped_server_raises_unavailable_then_recovers(cluster: Cluster) -> None:
+    """With the server stopped every call raises MemoryAdapterUnavailable within the connect
+    timeout; once it is back, the same store works again and nothing was written meanwhile."""
+    store = PostgresMemoryStore(cluster.dsn(), connect_timeout=CONNECT_TIMEOUT)
+    kept = MemoryItem(content="kept")
+    await store.store(kept)
+    cluster.stop()
+    for call in calls(store, kept.id):
+        began = time.monotonic()
+        with pytest.raises(MemoryAdapterUnavailable):
+            await call()  # type: ignore[misc]  # each call returns an awaitable
+        # The documented bound: refused connections fail at once, none waits past the timeout.
+        assert time.monotonic() - began < CONNECT_TIMEOUT + 1.0
+    cluster.start()
+    found = await store.retrieve(kept.id)
+    assert found is not None
+    assert found.content == "kept"
+    assert [i.content for i in await store.search(MemoryQuery(limit=10))] == ["kept"]
+    await store.store(MemoryItem(content="after"))
+    assert await store.count() == 2
+    await store.close()
+
+
+async def test_a_store_made_while_the_server_is_down_works_once_it_is_up(cluster: Cluster) -> None:
+    """First use with the server down raises MemoryAdapterUnavailable; later calls connect."""
+    cluster.stop()
+    store = PostgresMemoryStore(cluster.dsn(), connect_timeout=CONNECT_TIMEOUT)
+    with pytest.raises(MemoryAdapterUnavailable):
+        await store.open()
+    with pytest.raises(MemoryAdapterUnavailable):
+        await store.retrieve(uuid4())
+    cluster.start()
+    assert await store.count() == 0
+    await store.close()
+
+
+@pytest.mark.parametrize("how", ["restart", "crash"])
+async def test_pooled_connections_survive_a_server_restart(cluster: Cluster, how: str) -> None:
+    """After a restart (or a crash and recovery) the store's idle pooled connections are
+    replaced: the next calls succeed without rebuilding the store."""
+    async with PostgresMemoryStore(cluster.dsn(), max_size=4) as store:
+        items = [MemoryItem(content=f"item {n}") for n in range(8)]
+        await store.store_many(items)
+        # Open several pooled connections at once, so that several are stale afterwards.
+        await asyncio.gather(*(store.search(MemoryQuery(limit=3)) for _ in range(4)))
+        if how == "restart":
+            cluster.stop()
+        else:
+            cluster.kill()
+        cluster.start()
+        assert await store.count() == 8
+        found = await store.retrieve(items[3].id)
+        assert found is not None
+        assert found.content == "item 3"
+        await store.store(MemoryItem(content="new"))
+        assert await store.count() == 9
+
+
+async def test_a_server_crash_loses_no_acknowledged_write() -> None:
+    """A writer process stores items one by one; the server is killed (SIGKILL) mid-run. Its
+    default is synchronous_commit=off, but the store's sessions commit synchronously: every id
+    the writer saw acknowledged is there after crash recovery."""
+    cluster = started_cluster(durable=True, settings={"synchronous_commit": "off"})
+    try:
+        assert cluster.psql("SHOW synchronous_commit") == "off"
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "tests.stores.postgres.workers", "crash", cluster.dsn()],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert writer.stdout is not None
+        acknowledged: list[str] = []
+        while len(acknowledged) < 300:
+            line = writer.stdout.readline()
+            assert line, "the writer stopped before the crash"
+            acknowledged.append(line.strip())
+        cluster.kill()
+        rest, _ = writer.communicate(timeout=60)
+        lines = rest.split()
+        assert lines[-1] == "stopped"
+        acknowledged += lines[:-1]
+        cluster.start()
+        async with PostgresMemoryStore(cluster.dsn()) as store:
+            stored = {str(item.id) async for item in store.items()}
+            missing = [ident for ident in acknowledged if ident not in stored]
+            assert missing == []
+            assert len(stored) >= len(acknowledged)
+    finally:
+        cluster.destroy()

@@ -1,0 +1,133 @@
+"""Schema creation, versions and migrations: created on first use, newer databases untouched."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.stores._postgres_schema import LOCK_KEY, SCHEMA_VERSION
+from lionmem.stores.postgres import IncompatibleDatabaseError, PostgresMemoryStore
+from tests.postgres_support import Cluster
+
+
+def snapshot(cluster: Cluster, database: str) -> str:
+    """Every table with its columns, and the meta rows: what must stay unchanged."""
+    tables = cluster.psql(
+        "SELECT string_agg(table_name || '.' || column_name || ':' || data_type, ',' "
+        "ORDER BY table_name, column_name) FROM information_schema.columns "
+        "WHERE table_schema = 'public'",
+        database,
+    )
+    meta = cluster.psql(
+        "SELECT coalesce(string_agg(key || '=' || value, ',' ORDER BY key), '') FROM lionmem_meta "
+        "WHERE to_regclass('lionmem_meta') IS NOT NULL",
+        database,
+    ) if "lionmem_meta" in tables else ""  # fmt: skip
+    return tables + "|" + meta
+
+
+async def test_tables_are_created_on_first_use(postgres_server: Cluster) -> None:
+    """A fresh database gets lionmem's tables, its schema version and Unicode version."""
+    database = postgres_server.fresh_database()
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    assert await store.count() == 0
+    await store.close()
+    meta = postgres_server.psql(
+        "SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM lionmem_meta", database
+    )
+    assert meta == f"schema_version={SCHEMA_VERSION},unicode_version={unicodedata.unidata_version}"
+
+
+async def test_a_newer_database_is_refused_and_untouched(postgres_server: Cluster) -> None:
+    """A schema version above this lionmem's raises IncompatibleDatabaseError; nothing changes."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(MemoryItem(content="kept"))
+    postgres_server.psql(
+        f"UPDATE lionmem_meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'",
+        database,
+    )
+    before = snapshot(postgres_server, database)
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    for call in (store.count(), store.search(MemoryQuery()), store.store(MemoryItem(content="x"))):
+        with pytest.raises(IncompatibleDatabaseError, match="newer lionmem"):
+            await call
+    await store.close()
+    assert snapshot(postgres_server, database) == before
+    assert postgres_server.psql("SELECT count(*) FROM lionmem_items", database) == "1"
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("CREATE TABLE lionmem_items (x int)", "not lionmem's"),
+        (
+            "CREATE TABLE lionmem_meta (key text PRIMARY KEY, value text NOT NULL); "
+            "INSERT INTO lionmem_meta VALUES ('schema_version', 'two')",
+            "valid schema_version",
+        ),
+        (
+            "CREATE TABLE lionmem_meta (key text PRIMARY KEY, value text NOT NULL); "
+            "INSERT INTO lionmem_meta VALUES ('schema_version', '1'), ('unicode_version', '99.0.0')",
+            "newer than this Python",
+        ),
+    ],
+)
+async def test_foreign_or_unreadable_databases_are_refused(
+    postgres_server: Cluster, setup: str, message: str
+) -> None:
+    """Tables that are not lionmem's, or that this Python cannot read, are left untouched."""
+    database = postgres_server.fresh_database()
+    postgres_server.psql(setup, database)
+    before = snapshot(postgres_server, database)
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    with pytest.raises(IncompatibleDatabaseError, match=message):
+        await store.open()
+    await store.close()
+    assert snapshot(postgres_server, database) == before
+
+
+async def test_search_text_is_relowered_for_a_newer_unicode(postgres_server: Cluster) -> None:
+    """A database lowered by an older Unicode database gets its search text recomputed."""
+    database = postgres_server.fresh_database()
+    item = MemoryItem(content="Straße İ")
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(item)
+    postgres_server.psql(
+        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
+        "UPDATE lionmem_items SET search = 'stale'",
+        database,
+    )
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        assert [i.id for i in await store.search(MemoryQuery(text="straße i\u0307"))] == [item.id]
+        assert await store.search(MemoryQuery(text="stale")) == []
+    assert (
+        postgres_server.psql(
+            "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'", database
+        )
+        == unicodedata.unidata_version
+    )
+
+
+async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:
+    """While another session holds the migration lock, a first use waits, then succeeds."""
+    import asyncio
+
+    import asyncpg
+
+    database = postgres_server.fresh_database()
+    holder = await asyncpg.connect(postgres_server.dsn(database))
+    try:
+        await holder.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)
+        store = PostgresMemoryStore(postgres_server.dsn(database))
+        opening = asyncio.ensure_future(store.open())
+        await asyncio.sleep(0.3)
+        assert not opening.done()
+        await holder.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
+        await opening
+        assert await store.count() == 0
+        await store.close()
+    finally:
+        await holder.close()

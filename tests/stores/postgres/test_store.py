@@ -1,0 +1,340 @@
+"""PostgresMemoryStore's own behaviour: round trips, refusals, extras, lifecycle and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from uuid import UUID, uuid4
+
+import asyncpg
+import pytest
+
+from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
+from tests.postgres_support import Cluster
+
+UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"
+
+
+def payload(item: MemoryItem | None) -> object:
+    if item is None:
+        return None
+    return (str(item.id), item.created_at.hex(), repr(item.metadata), repr(item.content), item.tags)
+
+
+async def test_every_field_round_trips_exactly(postgres_dsn: str) -> None:
+    """Content, metadata, tags and created_at come back with the same values and types."""
+    item = MemoryItem(
+        content={"b": [1, 1.0, True, None, -0.0, 1e100, 10**30], "a": "NUL \x00 and \ufffd"},
+        metadata={"z": 1, "a": {"nested": [False, 2.5]}, "\x00key": "v"},
+        tags=["b", "a", "b", "\x00"],
+        created_at=-0.0,
+    )
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(item)
+        got = await store.retrieve(item.id)
+        assert payload(got) == payload(item)
+        assert got is not None
+        assert got is not item
+        assert type(got.id) is UUID
+        # str() of a dict escapes NUL, so only plain string content holds one to find.
+        plain = MemoryItem(content="a\x00B\ufffd")
+        await store.store(plain)
+        for needle, expected in (("\x00b", [plain]), ("\ufffd", [item, plain]), ("\ufffdb", [])):
+            found = await store.search(MemoryQuery(text=needle))
+            assert [payload(i) for i in found] == [payload(i) for i in expected], needle
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ((1, 2), "content"),
+        ({"k": {1, 2}}, "content['k']"),
+        (float("nan"), "content"),
+        ("\ud800", "content"),
+        (OrderedDict(a=1), "content"),
+        ({1: "int key"}, "content[1]"),
+    ],
+)
+async def test_unrepresentable_values_are_refused_before_writing(
+    postgres_dsn: str, content: object, field: str
+) -> None:
+    """A value JSON cannot give back exactly raises, naming the field; nothing is written."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        kept = MemoryItem(content="kept")
+        await store.store(kept)
+        with pytest.raises(UnrepresentableValueError) as caught:
+            await store.store_many([MemoryItem(content="fine"), MemoryItem(content=content)])
+        assert caught.value.field == field
+        with pytest.raises(UnrepresentableValueError):
+            await store.store(MemoryItem(content=content))
+        assert [i.content async for i in store.items()] == ["kept"]
+
+
+async def test_subclasses_and_non_items_are_refused(postgres_dsn: str) -> None:
+    """A MemoryItem subclass is refused (it would not come back); a non-item is a TypeError."""
+
+    class Note(MemoryItem):
+        pass
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        with pytest.raises(UnrepresentableValueError, match="__class__"):
+            await store.store(Note(content="x"))
+        with pytest.raises(TypeError, match="use store_many"):
+            await store.store([MemoryItem(content="x")])  # type: ignore[arg-type]  # wrong on purpose
+        assert await store.count() == 0
+
+
+async def test_replacement_keeps_the_first_position(postgres_dsn: str) -> None:
+    """Storing an existing id replaces the item in place; store_many does the same per id."""
+    a, b, c = (MemoryItem(content=name) for name in "abc")
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store_many([a, b])
+        await store.store(MemoryItem(id=a.id, content="a2"))
+        ids = await store.store_many(
+            [c, MemoryItem(id=b.id, content="b2"), MemoryItem(id=c.id, content="c2")]
+        )
+        assert ids == [c.id, b.id, c.id]
+        assert [(i.id, i.content) async for i in store.items()] == [
+            (a.id, "a2"),
+            (b.id, "b2"),
+            (c.id, "c2"),
+        ]
+        assert await store.count() == 3
+
+
+async def test_store_many_is_one_transaction(postgres_server: Cluster) -> None:
+    """A write the database refuses in the middle of store_many leaves nothing written."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER refuse BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()",
+            database,
+        )
+        items = [MemoryItem(content=str(n)) for n in range(1500)]
+        items.insert(1200, MemoryItem(content="bad"))
+        with pytest.raises(MemoryAdapterError, match="refused") as caught:
+            await store.store_many(items)
+        assert not isinstance(caught.value, MemoryAdapterUnavailable)
+        assert isinstance(caught.value.__cause__, asyncpg.RaiseError)
+        assert await store.count() == 0
+        assert await store.store_many(items[:1200]) == [i.id for i in items[:1200]]
+        assert await store.count() == 1200
+
+
+async def test_delete_and_count(postgres_dsn: str) -> None:
+    """delete says whether there was an item; count follows; a non-id deletes nothing."""
+    item = MemoryItem(content="x")
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(item)
+        assert await store.count() == 1
+        assert await store.delete("not an id") is False
+        assert await store.delete(str(item.id)) is True
+        assert await store.delete(item.id) is False
+        assert await store.retrieve(item.id) is None
+        assert await store.count() == 0
+
+
+async def test_retrieve_takes_uuid_strings_and_ignores_non_ids(postgres_dsn: str) -> None:
+    """retrieve accepts a UUID or its string in any spelling; anything else gives None."""
+    item = MemoryItem(content="x")
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(item)
+        assert payload(await store.retrieve(str(item.id).upper())) == payload(item)
+        assert await store.retrieve("nope") is None
+        assert await store.retrieve(42) is None  # type: ignore[arg-type]  # wrong on purpose
+        assert await store.retrieve(uuid4()) is None
+
+
+async def test_items_pages_in_insertion_order(postgres_dsn: str) -> None:
+    """items() yields every item once, in order, whatever the batch size; items stored during a
+    sweep come at its end."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        first = [MemoryItem(content=n) for n in range(7)]
+        await store.store_many(first)
+        seen: list[object] = []
+        async for item in store.items(batch_size=2):
+            seen.append(item.content)
+            if item.content == 2:
+                await store.store(MemoryItem(content="late"))
+                await store.delete(first[5].id)
+        assert seen == [0, 1, 2, 3, 4, 6, "late"]
+        for bad in (0, -1, 1.5):
+            with pytest.raises(ValueError, match="batch_size"):
+                async for _ in store.items(batch_size=bad):  # type: ignore[arg-type]  # wrong on purpose
+                    pass
+
+
+async def test_limits_follow_adr_0093(postgres_dsn: str) -> None:
+    """A negative limit is rejected, limit 0 gives [] without I/O, a huge limit gives all."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store_many([MemoryItem(content=n) for n in range(3)])
+        with pytest.raises(UnsupportedMemoryQuery) as caught:
+            await store.search(MemoryQuery(limit=-1))
+        assert caught.value.rejected_keys == ("limit",)
+        assert len(await store.search(MemoryQuery(limit=2**80))) == 3
+        assert len(await store.search(MemoryQuery(limit=2))) == 2
+        with pytest.raises(TypeError, match="MemoryQuery"):
+            await store.search({"text": "x"})  # type: ignore[arg-type]  # wrong on purpose
+        with pytest.raises(UnsupportedMemoryQuery, match="tags"):
+            await store.search(MemoryQuery(tags=[str(n) for n in range(10_001)]))
+    unreachable = PostgresMemoryStore(UNREACHABLE)
+    assert await unreachable.search(MemoryQuery(limit=0)) == []
+
+
+async def test_closed_store_raises_unavailable(postgres_dsn: str) -> None:
+    """After close (idempotent), every call raises MemoryAdapterUnavailable."""
+    store = PostgresMemoryStore(postgres_dsn)
+    await store.store(MemoryItem(content="x"))
+    await store.close()
+    await store.close()
+    for call in (
+        store.store(MemoryItem(content="y")),
+        store.retrieve(uuid4()),
+        store.search(MemoryQuery()),
+        store.count(),
+    ):
+        with pytest.raises(MemoryAdapterUnavailable, match="closed"):
+            await call
+
+
+async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
+    """With pool=..., close() leaves the pool open; the caller's settings are used as they are."""
+    pool = await asyncpg.create_pool(postgres_dsn, min_size=0, server_settings=SERVER_SETTINGS)
+    try:
+        async with PostgresMemoryStore(pool=pool, namespace="mine") as store:
+            item = MemoryItem(content="pooled")
+            await store.store(item)
+        assert await pool.fetchval("SELECT count(*) FROM lionmem_items") == 1
+        again = PostgresMemoryStore(pool=pool, namespace="mine")
+        assert payload(await again.retrieve(item.id)) == payload(item)
+    finally:
+        await pool.close()
+
+
+async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
+    """The store's own sessions use synchronous_commit=on and custom plans, whatever the server's default."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        settings = await store._call(
+            lambda conn: conn.fetchrow(
+                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')"
+            )
+        )
+        assert tuple(settings) == ("on", "force_custom_plan")
+
+
+async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
+    """Tasks writing through one store at once lose nothing."""
+    async with PostgresMemoryStore(postgres_dsn, max_size=4) as store:
+        items = [MemoryItem(content=n) for n in range(200)]
+        await asyncio.gather(*(store.store(item) for item in items))
+        assert await store.count() == 200
+        assert {i.id async for i in store.items()} == {i.id for i in items}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({}, ValueError, "exactly one"),
+        ({"dsn": "postgresql://x", "pool": object()}, ValueError, "exactly one"),
+        ({"dsn": b"postgresql://x"}, TypeError, "dsn must be a str"),
+        ({"dsn": "postgresql://x", "namespace": 1}, TypeError, "namespace must be a str"),
+        ({"dsn": "postgresql://x", "namespace": "\udc80"}, ValueError, "surrogate"),
+        ({"dsn": "postgresql://x", "max_size": 0}, ValueError, "max_size"),
+        ({"dsn": "postgresql://x", "connect_timeout": 0}, ValueError, "connect_timeout"),
+        ({"dsn": "postgresql://x", "command_timeout": -1}, ValueError, "command_timeout"),
+    ],
+)
+def test_bad_arguments_are_refused(
+    arguments: dict[str, object], error: type[Exception], message: str
+) -> None:
+    """Each bad constructor argument raises a clear error naming it."""
+    with pytest.raises(error, match=message):
+        PostgresMemoryStore(**arguments)  # type: ignore[arg-type]  # wrong on purpose
+
+
+async def test_unreachable_server_raises_unavailable() -> None:
+    """Nothing listening at the DSN: every call raises MemoryAdapterUnavailable, never None or []."""
+    store = PostgresMemoryStore(UNREACHABLE, connect_timeout=1)
+    for call in (
+        store.retrieve(uuid4()),
+        store.search(MemoryQuery()),
+        store.store(MemoryItem(content="x")),
+    ):
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
+            await call
+        assert isinstance(caught.value.__cause__, OSError)
+    await store.close()
+
+
+async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
+    """store() calls made while a commit runs share the next transaction (one xmin)."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        items = [MemoryItem(content=n) for n in range(40)]
+        assert await asyncio.gather(*(store.store(item) for item in items)) == [i.id for i in items]
+        transactions = await store._call(
+            lambda conn: conn.fetchval("SELECT count(DISTINCT xmin::text) FROM lionmem_items")
+        )
+        assert 1 <= transactions < 40
+        assert [i.content async for i in store.items()] == list(range(40))
+
+
+async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster) -> None:
+    """Among concurrent store() calls, the one the database refuses raises; the others commit."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.open()
+        postgres_server.psql(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER refuse BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()",
+            database,
+        )
+        items = [MemoryItem(content=str(n)) for n in range(10)]
+        items.insert(5, MemoryItem(content="bad"))
+        outcomes = await asyncio.gather(*(store.store(i) for i in items), return_exceptions=True)
+        assert [type(o).__name__ for o in outcomes] == ["UUID"] * 5 + ["MemoryAdapterError"] + [
+            "UUID"
+        ] * 5
+        assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
+
+
+async def test_a_statement_past_command_timeout_raises_unavailable(
+    postgres_server: Cluster,
+) -> None:
+    """A write the server does not finish within command_timeout raises MemoryAdapterUnavailable
+    (the statement is cancelled, nothing is written) and the store goes on working."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database), command_timeout=0.5) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"slow\"' THEN PERFORM pg_sleep(5); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION stall()",
+            database,
+        )
+        with pytest.raises(MemoryAdapterUnavailable, match="unavailable"):
+            await store.store(MemoryItem(content="slow"))
+        await store.store(MemoryItem(content="fast"))
+        assert [i.content async for i in store.items()] == ["fast"]
+
+
+async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: Cluster) -> None:
+    """A store_many of 1,000 items or more into a never-analysed table analyses it once."""
+    database = postgres_server.fresh_database()
+    reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        # Autovacuum could analyse the table first; keep it away from this one.
+        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
+        await store.store_many([MemoryItem(content=n) for n in range(999)])
+        assert postgres_server.psql(reltuples, database) == "-1"
+        await store.store_many([MemoryItem(content=n) for n in range(1000)])
+        assert postgres_server.psql(reltuples, database) == "1999"

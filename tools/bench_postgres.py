@@ -1,0 +1,381 @@
+"""Benchmark PostgresMemoryStore against LangGraph's AsyncPostgresStore on one PostgreSQL server.
+
+Run ``make bench-postgres`` (or ``python tools/bench_postgres.py``; it needs the ``bench``
+dependency group: ``langgraph-checkpoint-postgres``, ``psycopg``, ``psycopg-pool``). Without
+``--dsn`` it starts a throwaway durable cluster (fsync and synchronous commits on) as the tests
+do. Both stores get the same records (about 250 characters of text, 0-3 of 50 tags, metadata
+``user``/``n``/``kind``), each in a database of its own, through pools of 8 connections. Timed,
+with the two contenders interleaved in bursts (the first call after an idle gap costs more on a
+VM, so each burst's first call is left out): put, get, metadata equality with limit 10, list with
+limit 10, a paging sweep over every item while a writer inserts (rows returned, distinct, missed)
+and 8 concurrent writers. After loading, both databases get ``VACUUM ANALYZE`` (what autovacuum
+does within a minute of a bulk load). Then lionmem alone: text, tag and combined searches with limit 10, and
+bulk ``store_many``. ``--large N`` repeats lionmem's search latencies at N items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.stores.postgres import PostgresMemoryStore
+from tests.postgres_support import Cluster, started_cluster
+
+WORDS = [
+    *("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"),
+    *("lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi"),
+    *("chi", "psi", "omega", "straße", "İstanbul", "ΟΔΟΣ", "naïve", "café", "memory", "agent"),
+    *("river", "stone", "window", "garden", "silver", "yellow", "planet", "engine", "forest"),
+]
+TAGS = [f"tag{n:02d}" for n in range(50)]
+USERS = 1000
+NAMESPACE = ("bench",)
+POOL = 8
+BURST = 10
+_A = TypeVar("_A")
+
+
+def records(count: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
+    """``count`` deterministic records: text, tags, metadata, and a rare marker word now and then."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(start, start + count):
+        words = [rng.choice(WORDS) for _ in range(34)]
+        if n % 1000 == 7:
+            words[rng.randrange(34)] = "ZebraFish"  # a selective needle: 1 item in 1,000
+        text = " ".join(words)[:250]
+        out.append(
+            {
+                "content": text,
+                "tags": rng.sample(TAGS, rng.randrange(4)),
+                "metadata": {"user": f"user{rng.randrange(USERS)}", "n": n, "kind": "note"},
+            }
+        )
+    return out
+
+
+def item_of(record: dict[str, Any]) -> MemoryItem:
+    return MemoryItem(content=record["content"], tags=record["tags"], metadata=record["metadata"])
+
+
+def value_of(record: dict[str, Any]) -> dict[str, Any]:
+    return {"content": record["content"], "tags": record["tags"], **record["metadata"]}
+
+
+def ms(samples: Sequence[float]) -> float:
+    return round(statistics.median(samples) * 1000, 3)
+
+
+async def timed(call: Callable[[_A], Awaitable[object]], arguments: Sequence[_A]) -> list[float]:
+    """Per-call times, leaving out each burst's first (wake-up) call."""
+    times = []
+    for index, argument in enumerate(arguments):
+        began = time.perf_counter()
+        await call(argument)
+        if index % BURST:
+            times.append(time.perf_counter() - began)
+    return times
+
+
+async def interleaved(
+    ours: Callable[[_A], Awaitable[object]],
+    theirs: Callable[[_A], Awaitable[object]],
+    arguments: Sequence[_A],
+) -> tuple[float, float]:
+    """Median ms of both over the same arguments, alternating bursts (and who goes first)."""
+    mine: list[float] = []
+    peer: list[float] = []
+    for start in range(0, len(arguments), BURST):
+        burst = arguments[start : start + BURST]
+        pair = [(ours, mine), (theirs, peer)]
+        if (start // BURST) % 2:
+            pair.reverse()
+        for call, sink in pair:
+            sink.extend(await timed(call, burst))
+    return ms(mine), ms(peer)
+
+
+async def fill_lionmem(
+    store: PostgresMemoryStore, data: list[dict[str, Any]]
+) -> tuple[list[MemoryItem], float]:
+    items = [item_of(record) for record in data]
+    began = time.perf_counter()
+    for start in range(0, len(items), 1000):
+        await store.store_many(items[start : start + 1000])
+    return items, len(items) / (time.perf_counter() - began)
+
+
+async def fill_langgraph(store: Any, data: list[dict[str, Any]]) -> tuple[list[str], float]:
+    from langgraph.store.base import PutOp
+
+    keys = [f"k{n}" for n in range(len(data))]
+    began = time.perf_counter()
+    for start in range(0, len(data), 1000):
+        await store.abatch(
+            [
+                PutOp(NAMESPACE, keys[n], value_of(data[n]), index=False)
+                for n in range(start, min(start + 1000, len(data)))
+            ]
+        )
+    return keys, len(data) / (time.perf_counter() - began)
+
+
+async def sweep_lionmem(
+    store: PostgresMemoryStore, writer: PostgresMemoryStore, earlier: set[str]
+) -> dict[str, Any]:
+    stop = asyncio.Event()
+
+    async def write() -> None:
+        n = 0
+        while not stop.is_set():
+            await writer.store(MemoryItem(content=f"written during the sweep {n}"))
+            n += 1
+
+    task = asyncio.ensure_future(write())
+    began = time.perf_counter()
+    seen = [str(item.id) async for item in store.items(batch_size=1000)]
+    elapsed = time.perf_counter() - began
+    stop.set()
+    await task
+    return {"s": round(elapsed, 2), "rows": len(seen), "distinct": len(set(seen)),
+            "missed": len(earlier - set(seen))}  # fmt: skip
+
+
+async def sweep_langgraph(store: Any, writer: Any, earlier: set[str]) -> dict[str, Any]:
+    stop = asyncio.Event()
+
+    async def write() -> None:
+        n = 0
+        while not stop.is_set():
+            await writer.aput(NAMESPACE, f"sweep{n}", {"content": "written during the sweep"})
+            n += 1
+
+    task = asyncio.ensure_future(write())
+    began = time.perf_counter()
+    seen: list[str] = []
+    offset = 0
+    while True:
+        page = await store.asearch(NAMESPACE, limit=1000, offset=offset)
+        seen.extend(item.key for item in page)
+        if len(page) < 1000:
+            break
+        offset += 1000
+    elapsed = time.perf_counter() - began
+    stop.set()
+    await task
+    return {"s": round(elapsed, 2), "rows": len(seen), "distinct": len(set(seen)),
+            "missed": len(earlier - set(seen))}  # fmt: skip
+
+
+async def writers(put: Callable[[int], Awaitable[object]], each: int) -> float:
+    """Puts per second of 8 tasks writing at once."""
+    counter = iter(range(10**9))
+
+    async def one() -> None:
+        for _ in range(each):
+            await put(next(counter))
+
+    began = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(POOL)))
+    return round(POOL * each / (time.perf_counter() - began))
+
+
+def search_cases() -> list[tuple[str, MemoryQuery]]:
+    return [
+        ("text, selective (ZebraFish)", MemoryQuery(text="zebrafish", limit=10)),
+        ("text, common (memory)", MemoryQuery(text="memory", limit=10)),
+        ("text, 3 characters (phi)", MemoryQuery(text="phi", limit=10)),
+        ("text, no match (qqqzzz)", MemoryQuery(text="qqqzzz", limit=10)),
+        ("tags any-of (2 tags)", MemoryQuery(tags=["tag07", "tag31"], limit=10)),
+        ("metadata equality (user)", MemoryQuery(filters={"user": "user42"}, limit=10)),
+        ("text + tag + metadata",
+         MemoryQuery(text="river", tags=["tag03", "tag04"], filters={"kind": "note"}, limit=10)),
+    ]  # fmt: skip
+
+
+async def lionmem_searches(store: PostgresMemoryStore, rounds: int) -> dict[str, float]:
+    out = {}
+    for label, query in search_cases():
+        await store.search(query)
+        out[label] = ms(await timed(store.search, [query] * rounds))
+    return out
+
+
+async def vacuum(dsn: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("VACUUM ANALYZE")
+    finally:
+        await conn.close()
+
+
+async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) -> dict[str, Any]:
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    data = records(size, seed)
+    result: dict[str, Any] = {"size": size, "python": platform.python_version()}
+    store = PostgresMemoryStore(dsn_of("lionmem"), namespace="bench", max_size=POOL)
+    writer = PostgresMemoryStore(dsn_of("lionmem"), namespace="bench", max_size=2)
+    async with (
+        store,
+        writer,
+        AsyncPostgresStore.from_conn_string(
+            dsn_of("langgraph"), pool_config={"min_size": POOL, "max_size": POOL}
+        ) as peer,
+        AsyncPostgresStore.from_conn_string(
+            dsn_of("langgraph"), pool_config={"min_size": 1, "max_size": 2}
+        ) as peer_writer,
+    ):
+        await peer.setup()
+        items, ours_fill = await fill_lionmem(store, data)
+        keys, peer_fill = await fill_langgraph(peer, data)
+        result["bulk load items/s"] = {"lionmem": round(ours_fill), "langgraph": round(peer_fill)}
+        # What autovacuum does within a minute of a bulk load: statistics for the planner and
+        # GIN pending lists merged. Both databases get it before anything is timed.
+        for database in ("lionmem", "langgraph"):
+            await vacuum(dsn_of(database))
+        # Right after the load and its vacuum, before the timed writes below fill the GIN
+        # pending lists that every search scans until autovacuum merges them again.
+        result["lionmem searches, ms"] = {str(size): await lionmem_searches(store, 200)}
+        rng = random.Random(seed + 1)
+        rows: list[dict[str, Any]] = []
+
+        def add(operation: str, pair: tuple[float, float]) -> None:
+            rows.append({"operation": operation, "lionmem_ms": pair[0], "langgraph_ms": pair[1]})
+
+        fresh = records(400, seed + 2, start=size)
+        fresh_items = [item_of(record) for record in fresh]
+        add("put (autocommit)", await interleaved(
+            lambda n: store.store(fresh_items[n]),
+            lambda n: peer.aput(NAMESPACE, f"new{n}", value_of(fresh[n])),
+            list(range(400)),
+        ))  # fmt: skip
+        picks = [rng.randrange(size) for _ in range(1000)]
+        add("get by id", await interleaved(
+            lambda n: store.retrieve(items[n].id), lambda n: peer.aget(NAMESPACE, keys[n]), picks
+        ))  # fmt: skip
+        users = [f"user{rng.randrange(USERS)}" for _ in range(60)]
+        add("metadata equality, limit 10", await interleaved(
+            lambda u: store.search(MemoryQuery(filters={"user": u}, limit=10)),
+            lambda u: peer.asearch(NAMESPACE, filter={"user": u}, limit=10),
+            users,
+        ))  # fmt: skip
+        add("list, limit 10", await interleaved(
+            lambda _: store.search(MemoryQuery(limit=10)),
+            lambda _: peer.asearch(NAMESPACE, limit=10),
+            list(range(60)),
+        ))  # fmt: skip
+        result["comparison"] = rows
+        result["sweep while writing"] = {
+            "lionmem": await sweep_lionmem(store, writer, {str(i.id) for i in items}),
+            "langgraph": await sweep_langgraph(peer, peer_writer, set(keys)),
+        }
+        extra = records(POOL * 250, seed + 3, start=2 * size)
+        extra_items = [item_of(record) for record in extra]
+        result["8 concurrent writers, puts/s"] = {
+            "lionmem": await writers(lambda n: store.store(extra_items[n]), 250),
+            "langgraph": await writers(
+                lambda n: peer.aput(NAMESPACE, f"conc{n}", value_of(extra[n])), 250
+            ),
+        }
+    if large:
+        async with PostgresMemoryStore(dsn_of("large"), namespace="bench", max_size=POOL) as big:
+            _, rate = await fill_lionmem(big, records(large, seed))
+            await vacuum(dsn_of("large"))
+            result["bulk load items/s"]["lionmem at large"] = round(rate)
+            result["lionmem searches, ms"][str(large)] = await lionmem_searches(big, 100)
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    size = result["size"]
+    lines = [
+        f"At {size:,} items (medians, ms; ratio = LangGraph / lionmem, above 1: lionmem faster)",
+        "",
+        "| operation | lionmem | LangGraph | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in result["comparison"]:
+        ratio = row["langgraph_ms"] / row["lionmem_ms"]
+        lines.append(
+            f"| {row['operation']} | {row['lionmem_ms']} | {row['langgraph_ms']} | {ratio:.1f}x |"
+        )
+    writes = result["8 concurrent writers, puts/s"]
+    lines.append(
+        f"| 8 concurrent writers (puts/s) | {writes['lionmem']:,} | {writes['langgraph']:,} "
+        f"| {writes['lionmem'] / writes['langgraph']:.1f}x |"
+    )
+    bulk = result["bulk load items/s"]
+    lines.append(f"| bulk load, 1,000 a batch (items/s) | {bulk['lionmem']:,} | {bulk['langgraph']:,} "
+                 f"| {bulk['lionmem'] / bulk['langgraph']:.1f}x |")  # fmt: skip
+    ours, theirs = (
+        result["sweep while writing"]["lionmem"],
+        result["sweep while writing"]["langgraph"],
+    )
+    lines += [
+        "",
+        "Paging sweep over every item, 1,000 a page, while a writer inserts:",
+        "",
+        "| store | seconds | rows returned | distinct | earlier items missed |",
+        "|---|---:|---:|---:|---:|",
+        f"| lionmem (keyset) | {ours['s']} | {ours['rows']:,} | {ours['distinct']:,} | {ours['missed']} |",
+        f"| LangGraph (offset) | {theirs['s']} | {theirs['rows']:,} | {theirs['distinct']:,} | {theirs['missed']} |",
+        "",
+        "lionmem searches with limit 10 (medians, ms):",
+        "",
+    ]
+    sizes = list(result["lionmem searches, ms"])
+    lines.append("| search | " + " | ".join(f"{int(s):,} items" for s in sizes) + " |")
+    lines.append("|---|" + "---:|" * len(sizes))
+    for label in result["lionmem searches, ms"][sizes[0]]:
+        cells = " | ".join(str(result["lionmem searches, ms"][s][label]) for s in sizes)
+        lines.append(f"| {label} | {cells} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument(
+        "--large", type=int, default=0, help="also time lionmem's searches at N items"
+    )
+    parser.add_argument("--seed", type=int, default=20260601)
+    parser.add_argument("--json", type=Path, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    cluster: Cluster | None = None
+    try:
+        cluster = started_cluster(durable=True)
+        databases = {
+            name: cluster.fresh_database(name) for name in ("lionmem", "langgraph", "large")
+        }
+        assert cluster is not None
+        own = cluster
+        result = asyncio.run(
+            run(lambda name: own.dsn(databases[name]), args.size, args.large, args.seed)
+        )
+    finally:
+        if cluster is not None:
+            cluster.destroy()
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
