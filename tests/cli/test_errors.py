@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import sqlite3
 import sys
@@ -130,11 +129,6 @@ def test_postgres_store_missing_from_this_lionmem(
     )
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("lionmem.stores.postgres") is None
-    or importlib.util.find_spec("asyncpg") is None,
-    reason="needs lionmem's PostgreSQL store and asyncpg",
-)
 def test_an_unreachable_server(tmp_path: Path) -> None:
     """A server nobody listens for is one line (password hidden), exit 2, no traceback."""
     result = lionmem(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
+from itertools import count
 
 import pytest
 
-from lionmem import InMemoryStore, MemoryStore, SQLiteMemoryStore
+from lionmem import InMemoryStore, MemoryStore, PostgresMemoryStore, SQLiteMemoryStore
+from tests.postgres_support import Cluster
 
 NewStore = Callable[[], AbstractAsyncContextManager[MemoryStore]]
 StoreFactory = Callable[[pytest.FixtureRequest], NewStore]
@@ -29,7 +31,16 @@ def sqlite(request: pytest.FixtureRequest) -> NewStore:
     return lambda: SQLiteMemoryStore(":memory:")
 
 
+def postgres(request: pytest.FixtureRequest) -> NewStore:
+    """New PostgresMemoryStores, each in a namespace of its own in one database of the module."""
+    server: Cluster = request.getfixturevalue("postgres_server")
+    dsn = server.dsn(server.fresh_database("lionagi"))
+    names = count()
+    return lambda: PostgresMemoryStore(dsn, namespace=f"lionagi {next(names)}")
+
+
 STORE_FACTORIES: dict[str, StoreFactory] = {
     "memory": in_memory,
     "sqlite": sqlite,
+    "postgres": postgres,
 }

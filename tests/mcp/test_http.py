@@ -8,6 +8,8 @@ fails to connect, and a plain HTTP request gets the status and message that say 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +36,16 @@ PROTOCOL = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-def _client(url: str, headers: dict[str, str] | None = None, mode: str = "auto") -> Client:
-    http = httpx2.AsyncClient(headers=headers or {}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http), mode=mode)
+@asynccontextmanager
+async def _client(
+    url: str, headers: dict[str, str] | None = None, mode: str = "auto"
+) -> AsyncIterator[Client]:
+    """A connected SDK client; the HTTP client it is given is the test's to close, so it is."""
+    async with (
+        httpx2.AsyncClient(headers=headers or {}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 def _post(url: str, **headers: str) -> httpx2.Response:
