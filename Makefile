@@ -50,7 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tools.bench --out bench-results
 
 # SQLiteMemoryStore against LangGraph's SqliteStore at 10k and 100k items, and its search
-# latencies (a few minutes): prints the Markdown tables of the README's SQLite performance section.
+# latencies (a few minutes): prints the Markdown tables of docs/performance.md.
 bench-sqlite: $(STAMP)
 	$(BIN)/python tools/bench_sqlite.py --sizes 10000 100000
 

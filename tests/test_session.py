@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -671,14 +670,3 @@ def test_demo_shows_the_seam(capsys: pytest.CaptureFixture[str]) -> None:
     assert "tags any of ['travel']: 2 found" in out
     assert "text 'STRASSE' (lower(), not casefold()): 0 found" in out
     assert "still on the first session's store: True" in out
-
-
-def test_readme_memory_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's memory example runs and prints the results its trailing comments show."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Memory: stores, branches and sessions", 1)[1]
-    block = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
-    shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
-    assert capsys.readouterr().out.splitlines() == shown
-    assert len(shown) == 3
