@@ -128,6 +128,12 @@ def run_console_blocks(page: Path, cwd: Path) -> int:
     return count
 
 
+def inject(page: Path, namespace: dict[str, object], request: pytest.FixtureRequest) -> None:
+    """Give ``namespace`` the names that ``INJECTED`` lists for the page, from their fixtures."""
+    for name, fixture in INJECTED.get(page_id(page), {}).items():
+        namespace[name] = request.getfixturevalue(fixture)
+
+
 def broken_links(page: Path) -> list[str]:
     """The page's relative links whose file does not exist."""
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
@@ -150,8 +156,7 @@ def test_page_examples(
     module = types.ModuleType(f"docs_example_{page.stem.lower()}")
     monkeypatch.setitem(sys.modules, module.__name__, module)
     namespace = module.__dict__
-    for name, fixture in INJECTED.get(page_id(page), {}).items():
-        namespace[name] = request.getfixturevalue(fixture)
+    inject(page, namespace, request)
     run_python_blocks(page, namespace, capsys)
     if page_id(page) in CONSOLE_PAGES:
         run_console_blocks(page, tmp_path)

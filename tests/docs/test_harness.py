@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs import test_examples
 from tests.docs.test_examples import (
     blocks,
     broken_links,
     expected_output,
+    inject,
     run_console_blocks,
     run_python_blocks,
 )
@@ -99,3 +101,20 @@ def test_broken_relative_links_are_reported(tmp_path: Path) -> None:
         "~~~python\n# [in code](ignored.md)\n~~~\n"
     )
     assert broken_links(page(tmp_path, source)) == ["missing.md"]
+
+
+def test_injected_names_come_from_the_fixtures_the_table_names(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = page(tmp_path, "~~~python\nprint(where == here)\n# True\n~~~\n")
+    monkeypatch.setattr(test_examples, "INJECTED", {"page.md": {"where": "tmp_path"}})
+    namespace: dict[str, object] = {"here": tmp_path}
+    inject(path, namespace, request)
+    assert namespace["where"] == tmp_path
+    assert run_python_blocks(path, namespace, capsys) == 1
+    monkeypatch.setattr(test_examples, "INJECTED", {})
+    with pytest.raises(NameError, match="where"):
+        run_python_blocks(path, {"here": tmp_path}, capsys)
