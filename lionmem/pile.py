@@ -1,7 +1,7 @@
 """Pile: an ordered, UUID-keyed collection of Elements (a Session's branches, for one).
 
-lionagi's reference store wraps a ``Pile``; lionmem's ``InMemoryStore`` keeps the same order in a
-plain dict instead (``lionmem/stores/memory.py``), for speed. Semantics follow lionagi 0.36.0's
+lionagi's reference store wraps a ``Pile``; lionmem's ``InMemoryStore`` keeps the same order in
+a list of its own (``lionmem/stores/memory.py``). Semantics follow lionagi 0.36.0's
 ``Pile`` as the memory seam observes it (SEMANTICS.md §5.5):
 the order is the order of first insertion, ``include`` creates or replaces by id and a
 replacement keeps its position, and the item-type check accepts subclasses.

@@ -1,5 +1,9 @@
-"""Shared test configuration: hypothesis profiles sized for CI on a shared two-core machine, and
-the fixtures several test modules use."""
+"""Shared test configuration: the Hypothesis profiles and the fixtures several test modules use.
+
+``HYPOTHESIS_PROFILE`` picks the profile: ``dev`` (the default) runs few examples, for a quick
+local loop; ``ci`` (what ``make test`` uses on the main Python) runs every property test with its
+full example count, derandomised, so a CI run is reproducible.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,17 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.profiles import DEV_EXAMPLES, PROFILE
+
 # No deadline: the machines are shared and noisy; speed is measured by the benchmark tools.
-settings.register_profile(
-    "lionmem",
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    print_blob=True,
-)
-settings.load_profile("lionmem")
+_COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+# Tests that need more than the default 100 examples ask for tests.profiles.examples(n).
+settings.register_profile("ci", parent=_COMMON, derandomize=True)
+settings.register_profile("dev", parent=_COMMON, max_examples=DEV_EXAMPLES)
+if PROFILE not in {"ci", "dev"}:
+    msg = f"HYPOTHESIS_PROFILE must be 'ci' or 'dev', got {PROFILE!r}"
+    raise pytest.UsageError(msg)
+settings.load_profile(PROFILE)
 
 
 @pytest.fixture
@@ -30,19 +37,3 @@ def local_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]
     yield set_tz
     monkeypatch.undo()
     time.tzset()
-
-
-@pytest.fixture(scope="module", params=["c", "python"])
-def text_scan(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Run a module's tests with InMemoryStore's C text scan, then with its Python stand-in.
-
-    The C module must be built (``make install`` requires it): importing it fails loudly here
-    otherwise, instead of the tests silently running the Python walk twice.
-    """
-    from lionmem import _speedups
-    from lionmem.stores import memory
-
-    with pytest.MonkeyPatch.context() as patch:
-        chosen = _speedups.scan if request.param == "c" else memory._walk_cached
-        patch.setattr(memory, "_scan_cached", chosen)
-        yield request.param

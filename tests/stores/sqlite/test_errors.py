@@ -1,0 +1,209 @@
+"""How SQLiteMemoryStore reports failures: locks, interruptions, refusals and damaged data."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.stores.sqlite.support import dump, raw
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
+    async with SQLiteMemoryStore(tmp_path / "memory.db", busy_timeout=0.05) as opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def _write_lock_held(path: Path) -> Iterator[None]:
+    """Hold the file's write lock from another connection for the duration of the block."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+# ---------------------------------------------------------------- locks
+
+
+async def test_write_lock_held_too_long_raises_unavailable(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """A write lock held past the busy timeout and the retries raises MemoryAdapterUnavailable."""
+    with (
+        _write_lock_held(tmp_path / "memory.db"),
+        pytest.raises(MemoryAdapterUnavailable, match="database is locked"),
+    ):
+        await store.store(MemoryItem())
+
+
+async def test_locked_write_stores_nothing(store: SQLiteMemoryStore, tmp_path: Path) -> None:
+    """The write that met the lock left nothing behind."""
+    with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):
+        await store.store(MemoryItem())
+    assert await store.count() == 0
+
+
+async def test_store_is_usable_after_the_lock_is_released(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """Once the other writer lets go, writes succeed again."""
+    with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):
+        await store.store(MemoryItem())
+    item = MemoryItem(content="after")
+    await store.store(item)
+    assert dump(await store.retrieve(item.id)) == dump(item)
+
+
+async def test_reads_go_on_while_another_process_writes(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """In WAL mode a held write lock does not block retrieve or search."""
+    item = MemoryItem(content="readable")
+    await store.store(item)
+    with _write_lock_held(tmp_path / "memory.db"):
+        found = await store.retrieve(item.id)
+        hits = await store.search(MemoryQuery(text="readable"))
+    assert (dump(found), [hit.id for hit in hits]) == (dump(item), [item.id])
+
+
+async def test_write_waits_for_a_short_lock(tmp_path: Path) -> None:
+    """A lock released within the busy timeout delays the write instead of failing it."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path) as store:
+        locked, release = threading.Event(), threading.Event()
+
+        def hold_lock() -> None:
+            with _write_lock_held(path):
+                locked.set()
+                release.wait(timeout=10)
+
+        holder = threading.Thread(target=hold_lock)
+        holder.start()
+        locked.wait(timeout=10)
+        write = asyncio.ensure_future(store.store(MemoryItem(content="waited")))
+        await asyncio.sleep(0.05)  # give the write time to start waiting (it may wait 5 s)
+        release.set()
+        await write
+        holder.join()
+        assert await store.count() == 1
+
+
+async def test_unavailable_error_chains_the_sqlite_error(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """The native sqlite3 error is the __cause__."""
+    with (
+        _write_lock_held(tmp_path / "memory.db"),
+        pytest.raises(MemoryAdapterUnavailable) as caught,
+    ):
+        await store.store(MemoryItem())
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+
+
+# ---------------------------------------------------------------- interruptions and refusals
+
+
+async def test_interrupted_statement_raises_unavailable(store: SQLiteMemoryStore) -> None:
+    """A statement SQLite interrupts raises MemoryAdapterUnavailable, not an empty result."""
+    await store.store(MemoryItem(content="x"))
+    await store._call(lambda conn: conn.set_progress_handler(lambda: 1, 1))
+    with pytest.raises(MemoryAdapterUnavailable, match="interrupted"):
+        await store.search(MemoryQuery())
+
+
+async def test_refused_write_raises_adapter_error(store: SQLiteMemoryStore, tmp_path: Path) -> None:
+    """A write the database refuses (a trigger aborts it) raises MemoryAdapterError."""
+    await store.open()
+    raw(
+        tmp_path / "memory.db",
+        "CREATE TRIGGER refuse BEFORE INSERT ON items BEGIN SELECT RAISE(ABORT, 'no'); END",
+    )
+    with pytest.raises(MemoryAdapterError, match="no"):
+        await store.store(MemoryItem())
+
+
+async def test_refused_write_leaves_no_partial_rows(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """A refusal in the middle of a batch rolls the whole batch back, side tables included."""
+    await store.open()
+    raw(
+        tmp_path / "memory.db",
+        "CREATE TRIGGER refuse BEFORE INSERT ON items WHEN new.content = '\"bad\"' "
+        "BEGIN SELECT RAISE(ABORT, 'no'); END",
+    )
+    with pytest.raises(MemoryAdapterError):
+        await store.store_many(
+            [MemoryItem(content="good", tags=["t"], metadata={"k": 1}), MemoryItem(content="bad")]
+        )
+    counts = [
+        raw(tmp_path / "memory.db", f"SELECT count(*) FROM {table}")[0][0]
+        for table in ("items", "item_tags", "item_fields")
+    ]
+    assert counts == [0, 0, 0]
+
+
+# ---------------------------------------------------------------- damaged data
+
+
+async def _damage(store: SQLiteMemoryStore, path: Path, column: str, value: str) -> MemoryItem:
+    item = MemoryItem(content="intact", metadata={"k": 1})
+    await store.store(item)
+    raw(path, f"UPDATE items SET {column} = ?", value)
+    return item
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("content", "{not json"), ("metadata", "[1, 2]"), ("tags", '"x"'), ("created_at", "soon")],
+)
+async def test_damaged_row_fails_retrieve(
+    store: SQLiteMemoryStore, tmp_path: Path, column: str, value: str
+) -> None:
+    """A row that does not decode into a valid MemoryItem raises MemoryAdapterError naming it."""
+    item = await _damage(store, tmp_path / "memory.db", column, value)
+    with pytest.raises(MemoryAdapterError, match=str(item.id)):
+        await store.retrieve(item.id)
+
+
+async def test_damaged_row_fails_search(store: SQLiteMemoryStore, tmp_path: Path) -> None:
+    """A search meeting a damaged row raises MemoryAdapterError instead of skipping it."""
+    await _damage(store, tmp_path / "memory.db", "content", "{not json")
+    with pytest.raises(MemoryAdapterError, match="malformed"):
+        await store.search(MemoryQuery())
+
+
+async def test_damaged_metadata_fails_filtered_search(
+    store: SQLiteMemoryStore, tmp_path: Path
+) -> None:
+    """Metadata that is not a JSON object fails a filtered search."""
+    await _damage(store, tmp_path / "memory.db", "metadata", "[1]")
+    with pytest.raises(MemoryAdapterError, match="not a JSON object"):
+        await store.search(MemoryQuery(filters={"k": 1}))
+
+
+async def test_damaged_schema_fails_every_call(store: SQLiteMemoryStore, tmp_path: Path) -> None:
+    """A file whose schema is damaged raises MemoryAdapterError saying it is damaged."""
+    item = MemoryItem()
+    await store.store(item)
+    conn = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE items (' WHERE name = 'items'")
+    conn.execute(f"PRAGMA schema_version = {version + 1}")
+    conn.close()
+    with pytest.raises(MemoryAdapterError, match="damaged"):
+        await store.retrieve(item.id)

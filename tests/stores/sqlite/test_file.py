@@ -1,0 +1,223 @@
+"""The SQLite store's file: its mark and version, migrations, foreign files and the text rebuild."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import types
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.errors import MemoryAdapterError
+from lionmem.stores import _sqlite_codec, _sqlite_schema
+from lionmem.stores.sqlite import IncompatibleDatabaseError, SQLiteMemoryStore
+from tests.stores.sqlite.support import contents, dump, raw
+
+
+async def make(path: Path, *items: MemoryItem) -> None:
+    async with SQLiteMemoryStore(path) as store:
+        await store.store_many(items)
+
+
+async def pragma(store: SQLiteMemoryStore, name: str) -> object:
+    # The store's own connection: journal mode is per file, synchronous is per connection.
+    statement = {"synchronous": "PRAGMA synchronous", "journal_mode": "PRAGMA journal_mode"}[name]
+    return await store._call(lambda conn: conn.execute(statement).fetchone()[0])
+
+
+# ---------------------------------------------------------------- the mark and the settings
+
+
+async def test_new_file_carries_the_lionmem_mark(tmp_path: Path) -> None:
+    """A new file has lionmem's application_id and the current format version."""
+    await make(tmp_path / "m.db")
+    assert (
+        raw(tmp_path / "m.db", "PRAGMA application_id"),
+        raw(tmp_path / "m.db", "PRAGMA user_version"),
+    ) == ([(_sqlite_schema.APPLICATION_ID,)], [(_sqlite_schema.SCHEMA_VERSION,)])
+
+
+async def test_new_file_records_the_unicode_version(tmp_path: Path) -> None:
+    """The file records which Unicode database lowered its text."""
+    await make(tmp_path / "m.db")
+    recorded = raw(
+        tmp_path / "m.db", "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'"
+    )
+    assert recorded == [(unicodedata.unidata_version,)]
+
+
+async def test_file_uses_wal(tmp_path: Path) -> None:
+    """The file is in WAL mode."""
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        assert await pragma(store, "journal_mode") == "wal"
+
+
+async def test_synchronous_is_full_by_default(tmp_path: Path) -> None:
+    """Commits are fully synced by default (PRAGMA synchronous = 2)."""
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        assert await pragma(store, "synchronous") == 2
+
+
+async def test_synchronous_normal_when_asked(tmp_path: Path) -> None:
+    """synchronous="NORMAL" sets PRAGMA synchronous = 1."""
+    async with SQLiteMemoryStore(tmp_path / "m.db", synchronous="NORMAL") as store:
+        assert await pragma(store, "synchronous") == 1
+
+
+async def test_empty_file_is_initialised(tmp_path: Path) -> None:
+    """A zero-byte file becomes a lionmem database."""
+    (tmp_path / "m.db").write_bytes(b"")
+    item = MemoryItem(content="x")
+    await make(tmp_path / "m.db", item)
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        assert dump(await store.retrieve(item.id)) == dump(item)
+
+
+async def test_two_stores_initialising_one_file_at_once(tmp_path: Path) -> None:
+    """Two stores opening a new file concurrently both succeed and see one another's writes."""
+    one, two = SQLiteMemoryStore(tmp_path / "m.db"), SQLiteMemoryStore(tmp_path / "m.db")
+    await asyncio.gather(one.open(), two.open())
+    await asyncio.gather(one.store(MemoryItem(content=1)), two.store(MemoryItem(content=2)))
+    counts = (await one.count(), await two.count())
+    await asyncio.gather(one.close(), two.close())
+    assert counts == (2, 2)
+
+
+# ---------------------------------------------------------------- files that are not ours
+
+
+async def test_non_sqlite_file_is_refused(tmp_path: Path) -> None:
+    """A file that is not SQLite raises IncompatibleDatabaseError saying so."""
+    (tmp_path / "notes.txt").write_bytes(b"just some text, long enough to have a header" * 4)
+    with pytest.raises(IncompatibleDatabaseError, match="not a SQLite database"):
+        await make(tmp_path / "notes.txt")
+
+
+async def test_non_sqlite_file_is_left_unchanged(tmp_path: Path) -> None:
+    """The refused file keeps its bytes."""
+    content = b"just some text, long enough to have a header" * 4
+    (tmp_path / "notes.txt").write_bytes(content)
+    with pytest.raises(IncompatibleDatabaseError):
+        await make(tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_bytes() == content
+
+
+def _foreign(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (n INTEGER)")
+    conn.execute("INSERT INTO invoices VALUES (1)")
+    conn.commit()
+    conn.close()
+
+
+async def test_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    """Another application's SQLite database raises IncompatibleDatabaseError."""
+    _foreign(tmp_path / "other.db")
+    with pytest.raises(IncompatibleDatabaseError, match="not a lionmem one"):
+        await make(tmp_path / "other.db")
+
+
+async def test_foreign_sqlite_database_is_left_unchanged(tmp_path: Path) -> None:
+    """The refused database keeps its bytes and its journal mode."""
+    _foreign(tmp_path / "other.db")
+    before = (tmp_path / "other.db").read_bytes()
+    with pytest.raises(IncompatibleDatabaseError):
+        await make(tmp_path / "other.db")
+    assert (tmp_path / "other.db").read_bytes() == before
+    assert raw(tmp_path / "other.db", "PRAGMA journal_mode") == [("delete",)]
+
+
+async def test_newer_file_is_refused(tmp_path: Path) -> None:
+    """A file with a higher format version raises IncompatibleDatabaseError naming both versions."""
+    await make(tmp_path / "m.db")
+    raw(tmp_path / "m.db", f"PRAGMA user_version = {_sqlite_schema.SCHEMA_VERSION + 1}")
+    newer = _sqlite_schema.SCHEMA_VERSION + 1
+    with pytest.raises(
+        IncompatibleDatabaseError, match=f"version {newer}; this version reads up to"
+    ):
+        await make(tmp_path / "m.db")
+
+
+async def test_incompatible_file_error_is_an_adapter_error(tmp_path: Path) -> None:
+    """IncompatibleDatabaseError is a MemoryAdapterError."""
+    _foreign(tmp_path / "other.db")
+    with pytest.raises(MemoryAdapterError):
+        await make(tmp_path / "other.db")
+
+
+# ---------------------------------------------------------------- migrations
+
+
+def _add_step(monkeypatch: pytest.MonkeyPatch, step: object) -> None:
+    steps = [*_sqlite_schema.MIGRATIONS, step]
+    monkeypatch.setattr(_sqlite_schema, "MIGRATIONS", steps)
+    monkeypatch.setattr(_sqlite_schema, "SCHEMA_VERSION", len(steps))
+
+
+async def test_older_file_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a version-1 file with a version-2 library applies the step and keeps the items."""
+    item = MemoryItem(content="kept")
+    await make(tmp_path / "m.db", item)
+    _add_step(monkeypatch, lambda conn: conn.execute("CREATE TABLE extra (n INTEGER)"))
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        found = await store.retrieve(item.id)
+    assert (dump(found), raw(tmp_path / "m.db", "PRAGMA user_version")) == (dump(item), [(2,)])
+
+
+async def test_failed_migration_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step that fails half-way leaves the file at its old version with no partial change."""
+    await make(tmp_path / "m.db", MemoryItem(content="kept"))
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE extra (n INTEGER)")
+        conn.execute("THIS IS NOT SQL")
+
+    _add_step(monkeypatch, broken)
+    with pytest.raises(MemoryAdapterError):
+        await make(tmp_path / "m.db")
+    tables = raw(tmp_path / "m.db", "SELECT name FROM sqlite_master WHERE name = 'extra'")
+    assert (tables, raw(tmp_path / "m.db", "PRAGMA user_version")) == ([], [(1,)])
+
+
+# ---------------------------------------------------------------- the Unicode rebuild
+
+
+async def test_text_is_relowered_when_the_unicode_version_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file lowered under another Unicode version is re-lowered on open, so search stays exact."""
+    with monkeypatch.context() as old_python:
+        # Pretend to be a Python whose lower() leaves these letters alone.
+        old_python.setattr(_sqlite_codec, "lowered_text", str)
+        old_python.setattr(
+            _sqlite_schema, "unicodedata", types.SimpleNamespace(unidata_version="1.1.0")
+        )
+        await make(tmp_path / "m.db", MemoryItem(content="HELLO İstanbul"))
+    assert raw(tmp_path / "m.db", "SELECT text FROM items") == [("HELLO İstanbul",)]
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        found = await contents(store, MemoryQuery(text="hello i̇stanbul"))
+    recorded = raw(
+        tmp_path / "m.db", "SELECT value FROM lionmem_meta WHERE key = 'unicode_version'"
+    )
+    assert (found, recorded) == (["HELLO İstanbul"], [(unicodedata.unidata_version,)])
+
+
+async def test_relowering_updates_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the rebuild the trigram index no longer finds the old lowered text."""
+    with monkeypatch.context() as old_python:
+        old_python.setattr(_sqlite_codec, "lowered_text", lambda content: "stale text")
+        old_python.setattr(
+            _sqlite_schema, "unicodedata", types.SimpleNamespace(unidata_version="1.1.0")
+        )
+        await make(tmp_path / "m.db", MemoryItem(content="fresh words"))
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        stale = await contents(store, MemoryQuery(text="stale"))
+        fresh = await contents(store, MemoryQuery(text="fresh"))
+    assert (stale, fresh) == ([], ["fresh words"])
