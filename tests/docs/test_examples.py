@@ -5,9 +5,9 @@ temporary working directory, on one event loop, so a block may use top-level ``a
 trailing comment lines (``# text``, after its last line of code) are the exact output it prints;
 a block without them prints nothing. A page whose examples need something from outside (the
 address of a database, say) uses a plain name for it, and ``INJECTED`` maps that name to the
-pytest fixture that provides it. ```console blocks of the pages in ``CONSOLE_PAGES`` are run too:
-each ``$ command`` line in a subprocess (``python`` is this environment's interpreter), its exit
-status 0 and its standard output exactly the lines that follow it. Relative links must resolve.
+pytest fixture that provides it. ```console blocks of the pages in ``CONSOLE_PAGES`` run too:
+each ``$ command`` in a subprocess (``python`` is this interpreter, importing this checkout's
+lionmem) must exit 0 and print exactly the lines that follow it. Relative links must resolve.
 """
 
 from __future__ import annotations
@@ -105,6 +105,9 @@ def run_console_blocks(page: Path, cwd: Path) -> int:
     """Run every ``$ command`` of the page's console blocks in ``cwd``; return how many ran."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # The commands run this checkout's lionmem, whether or not it is installed.
+    paths = [str(ROOT), str(ROOT / "generated"), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
     count = 0
     for block in blocks(page, "console"):
         commands: list[tuple[str, list[str]]] = []
