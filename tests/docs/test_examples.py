@@ -137,12 +137,34 @@ def inject(page: Path, namespace: dict[str, object], request: pytest.FixtureRequ
         namespace[name] = request.getfixturevalue(fixture)
 
 
+def anchors(page: Path) -> set[str]:
+    """The ``#fragment`` of each heading of the page, as GitHub derives it."""
+    found: set[str] = set()
+    for line in FENCE.sub("", page.read_text(encoding="utf-8")).splitlines():
+        if line.startswith("#"):
+            slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            unique, suffix = slug, 0
+            while unique in found:  # a repeated heading gets -1, -2, ...
+                suffix += 1
+                unique = f"{slug}-{suffix}"
+            found.add(unique)
+    return found
+
+
 def broken_links(page: Path) -> list[str]:
-    """The page's relative links whose file does not exist."""
+    """The page's relative links whose file, or heading after ``#``, does not exist."""
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
-    targets = (match[1] for match in LINK.finditer(text))
-    relative = (t.split("#", 1)[0] for t in targets if "://" not in t and not t.startswith("#"))
-    return [target for target in relative if not (page.parent / target).exists()]
+    broken: list[str] = []
+    for target in (match[1] for match in LINK.finditer(text)):
+        if "://" in target:
+            continue
+        path, _, fragment = target.partition("#")
+        linked = (page.parent / path) if path else page
+        if not linked.exists() or (
+            fragment and linked.suffix == ".md" and fragment not in anchors(linked)
+        ):
+            broken.append(target)
+    return broken
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)

@@ -94,13 +94,14 @@ def test_console_output_before_a_command_is_an_error(tmp_path: Path) -> None:
         run_console_blocks(page(tmp_path, "~~~console\norphan\n~~~\n"), tmp_path)
 
 
-def test_broken_relative_links_are_reported(tmp_path: Path) -> None:
-    (tmp_path / "there.md").write_text("x", encoding="utf-8")
+def test_broken_relative_links_and_anchors_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "there.md").write_text("# Top\n## The `Store`, again!\n## Top\n", encoding="utf-8")
     source = (
-        "[ok](there.md#a) [web](https://example.org/x.md) [anchor](#here) [gone](missing.md)\n"
+        "# Here\n[ok](there.md#the-store-again) [dup](there.md#top-1) [web](https://e.org/x.md)\n"
+        "[self](#here) [gone](missing.md) [no heading](there.md#nowhere) [no self](#there)\n"
         "~~~python\n# [in code](ignored.md)\n~~~\n"
     )
-    assert broken_links(page(tmp_path, source)) == ["missing.md"]
+    assert broken_links(page(tmp_path, source)) == ["missing.md", "there.md#nowhere", "#there"]
 
 
 def test_injected_names_come_from_the_fixtures_the_table_names(
