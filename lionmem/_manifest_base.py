@@ -6,7 +6,7 @@ fields are generated as ``frozenset``), rejects unknown fields, rejects duplicat
 set-valued fields (the schema says ``uniqueItems``; pydantic alone would silently merge them), and
 checks the coherence rules of ADR-0093 D1 with the ADR's own messages. The schema states the same
 rules under ``dependentSchemas`` so that JSON Schema validators (jsonschema, ajv) agree with Python;
-``tests/test_manifest_schema.py`` proves the two agree on every combination that matters.
+``tests/schema/test_manifest_schema.py`` proves the two agree on every combination that matters.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from lionmem_models.memory_item import MemoryItem
+
 if TYPE_CHECKING:
     from typing import Self
 
 __all__ = ["ITEM_FIELDS", "REQUIRED_NATIVE_FIELDS", "ManifestBase"]
 
-ITEM_FIELDS: frozenset[str] = frozenset({"id", "created_at", "metadata", "content", "tags"})
+ITEM_FIELDS: frozenset[str] = frozenset(MemoryItem.model_fields)
 """Every ``MemoryItem`` field: each must be classified as native or dropped, exactly once."""
 
 REQUIRED_NATIVE_FIELDS: frozenset[str] = frozenset({"id", "content", "tags"})

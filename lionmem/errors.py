@@ -1,16 +1,26 @@
-"""Stable errors of ADR-0093 D3: what an explicit memory operation raises when it fails.
+"""Every exception lionmem raises of its own, all exported from ``lionmem``.
 
-Applications tell "not found" (``None``), "unsupported" (:class:`UnsupportedMemoryQuery`) and
-"temporarily unavailable" (:class:`MemoryAdapterUnavailable`) apart without knowing the service's
-SDK. Adapters chain the native exception as the cause (``raise ... from native``); it never escapes
-as the public type. Invalid ``MemoryItem``/``MemoryQuery``/manifest input stays a pydantic error.
+The stable errors of ADR-0093 D3 let applications tell "not found" (``None``), "unsupported"
+(:class:`UnsupportedMemoryQuery`) and "temporarily unavailable" (:class:`MemoryAdapterUnavailable`)
+apart without knowing the service's SDK; adapters chain the native exception as the cause. The
+SQLite store adds :class:`UnrepresentableValueError` (a value JSON cannot give back exactly) and
+:class:`IncompatibleDatabaseError` (a file it cannot read), and ``Session.remove_branch`` raises
+:class:`BranchNotFoundError`. Invalid ``MemoryItem``/``MemoryQuery``/manifest input stays a
+pydantic ``ValidationError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["MemoryAdapterError", "MemoryAdapterUnavailable", "UnsupportedMemoryQuery"]
+__all__ = [
+    "BranchNotFoundError",
+    "IncompatibleDatabaseError",
+    "MemoryAdapterError",
+    "MemoryAdapterUnavailable",
+    "UnrepresentableValueError",
+    "UnsupportedMemoryQuery",
+]
 
 
 class MemoryAdapterError(RuntimeError):
@@ -43,3 +53,31 @@ class UnsupportedMemoryQuery(MemoryAdapterError):
 
 class MemoryAdapterUnavailable(MemoryAdapterError):
     """Transport or service availability prevented an explicit operation; nothing is assumed done."""
+
+
+class UnrepresentableValueError(MemoryAdapterError, ValueError):
+    """A field holds a value that JSON cannot give back exactly; nothing was written.
+
+    ``field`` is the dotted path of the offending value (``"content[0]['k']"``) and
+    ``value_type`` the name of its type.
+    """
+
+    def __init__(self, field: str, value_type: str, reason: str) -> None:
+        self.field = field
+        self.value_type = value_type
+        super().__init__(
+            f"MemoryItem.{field}: a value of type {value_type} cannot be stored exactly: {reason}"
+        )
+
+    def __reduce__(self) -> tuple[type[UnrepresentableValueError], tuple[str, str, str]]:
+        # The custom __init__ needs its own arguments back when the error is pickled.
+        reason = str(self).split(" cannot be stored exactly: ", 1)[1]
+        return (type(self), (self.field, self.value_type, reason))
+
+
+class IncompatibleDatabaseError(MemoryAdapterError):
+    """The file is not a lionmem database this version can read; it was left unchanged."""
+
+
+class BranchNotFoundError(LookupError):
+    """``Session.remove_branch`` was given a branch, id or id string that the session does not hold."""

@@ -1,17 +1,12 @@
 """Pile: an ordered, UUID-keyed collection of Elements (a Session's branches, for one).
 
-lionagi's reference store wraps a ``Pile``; lionmem's ``InMemoryStore`` keeps the same order in
-a list of its own (``lionmem/stores/memory.py``). Semantics follow lionagi 0.36.0's
-``Pile`` as the memory seam observes it (SEMANTICS.md §5.5):
+Semantics follow lionagi 0.36.0's ``Pile`` as the memory seam observes it (SEMANTICS.md §5.5):
 the order is the order of first insertion, ``include`` creates or replaces by id and a
-replacement keeps its position, and the item-type check accepts subclasses.
-
-Concurrency: writers (``include``, ``exclude``) hold a ``threading.Lock`` for a few dictionary
-and list operations; readers take no lock. ``include`` appends the item before publishing its
-index, and ``exclude`` swaps in new containers instead of mutating the old ones, so a reader on
-any thread always sees a consistent state. Iteration walks the items present when it started (a
-prefix of the insertion order); an item replaced while an iteration runs is seen as either its
-old or its new object.
+replacement keeps its position, and the item-type check accepts subclasses. Writers
+(``include``, ``exclude``) hold a lock; readers take none: ``include`` appends the item before
+publishing its index, and ``exclude`` swaps in new containers, so a reader on any thread sees a
+consistent state. Iteration walks the items present when it started (a prefix of the insertion
+order); an item replaced meanwhile is seen as either its old or its new object.
 """
 
 from __future__ import annotations
@@ -25,6 +20,7 @@ from uuid import UUID
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from lionmem._coercions import uuid_key
 from lionmem_models.element import Element
 
 __all__ = ["Pile"]
@@ -39,16 +35,9 @@ def _type_names(types: tuple[type, ...]) -> str:
 
 def key_of(key: object) -> UUID | None:
     """Return the UUID a key designates (an Element, a UUID or a UUID string), else ``None``."""
-    if isinstance(key, UUID):
-        return key
-    if isinstance(key, str):
-        try:
-            return UUID(key)
-        except ValueError:
-            return None
     if isinstance(key, Element):
         return key.id
-    return None
+    return uuid_key(key)
 
 
 class Pile(Generic[T]):

@@ -17,16 +17,13 @@ from uuid import UUID
 
 from pydantic import Field, PrivateAttr, field_serializer
 
+from lionmem.errors import BranchNotFoundError
 from lionmem.pile import Pile, key_of
 from lionmem.protocol import MemoryStore
 from lionmem.stores.memory import InMemoryStore
 from lionmem_models.element import Element
 
 __all__ = ["Branch", "BranchNotFoundError", "Session"]
-
-
-class BranchNotFoundError(LookupError):
-    """``Session.remove_branch`` was given a branch, id or id string that the session does not hold."""
 
 
 def _checked_memory(memory: object, owner: str) -> MemoryStore | None:

@@ -1,4 +1,4 @@
-"""The stable adapter errors of ADR-0093 D3."""
+"""lionmem.errors: the stable adapter errors of ADR-0093 D3 and the errors of the stores and sessions."""
 
 from __future__ import annotations
 
@@ -75,3 +75,39 @@ def test_native_error_is_chained_as_the_cause() -> None:
     with pytest.raises(MemoryAdapterUnavailable) as caught:
         raise MemoryAdapterUnavailable("service down") from native
     assert caught.value.__cause__ is native
+
+
+def test_store_and_session_errors_are_the_ones_lionmem_exports() -> None:
+    """The SQLite store and the session raise the classes of lionmem.errors, with their bases."""
+    import lionmem
+    from lionmem import session
+    from lionmem.stores import sqlite
+
+    assert sqlite.UnrepresentableValueError is lionmem.UnrepresentableValueError
+    assert sqlite.IncompatibleDatabaseError is lionmem.IncompatibleDatabaseError
+    assert session.BranchNotFoundError is lionmem.BranchNotFoundError
+    assert lionmem.UnrepresentableValueError.__bases__ == (MemoryAdapterError, ValueError)
+    assert issubclass(lionmem.IncompatibleDatabaseError, MemoryAdapterError)
+    assert issubclass(lionmem.BranchNotFoundError, LookupError)
+    assert not issubclass(lionmem.BranchNotFoundError, MemoryAdapterError)
+
+
+def test_unrepresentable_value_error_names_the_field_and_survives_pickling() -> None:
+    """The error carries the field path and the type, says why, and pickles back equal."""
+    import pickle
+
+    from lionmem import UnrepresentableValueError
+
+    error = UnrepresentableValueError("content[0]", "set", "JSON has no sets")
+    assert (error.field, error.value_type) == ("content[0]", "set")
+    assert (
+        str(error)
+        == "MemoryItem.content[0]: a value of type set cannot be stored exactly: JSON has no sets"
+    )
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), copy.field, copy.value_type, str(copy)) == (
+        UnrepresentableValueError,
+        "content[0]",
+        "set",
+        str(error),
+    )

@@ -1,19 +1,13 @@
 """A deterministic fake adapter, its fake service and its harness: a worked example, and a liar on demand.
 
-Read this module as the shape of a real adapter. ``FakeService`` stands in for a remote memory
-service: it speaks plain JSON-like records (``{"kind": "memory", "id": ..., "content": ...}``),
-raises its own "native" exceptions, and can be made to fail, refuse writes, answer with malformed
-payloads, hold records of another kind, or index writes late. ``FakeMemoryAdapter`` is the
-``ExternalMemoryStore`` over it: it validates what it can represent before any I/O, runs the query
-guard, maps the service's errors onto lionmem's stable errors (chaining the native one), and
-projects records into new ``MemoryItem`` objects, refusing payloads it cannot trust.
-``FakeHarness`` gives the conformance suite control over the service.
-
-``FakeBehaviour`` has switches. Each one makes the fake behave in a way that some manifest claim
-rules out. Five are honest differences an adapter may declare (``declared_manifest`` then tells
-the truth); the others are defects no manifest can declare. A fake whose manifest claims the
-opposite of a switch fails the suite with a message naming the claim; ``tests/test_conformance_lies.py``
-holds the switch x claim table.
+``FakeService`` stands in for a remote memory service (JSON-like records, its own "native"
+exceptions, failures, refusals, malformed payloads, late indexing). ``FakeMemoryAdapter`` is the
+``ExternalMemoryStore`` over it, shaped as a real adapter: it validates before any I/O, runs the
+query guard, maps native errors onto lionmem's stable errors (chained) and projects records into
+new ``MemoryItem`` objects. ``FakeHarness`` gives the conformance suite control over the service.
+Each switch of ``FakeBehaviour`` breaks one manifest claim: five are honest differences an
+adapter may declare (``declared_manifest``), the others defects no manifest can declare; a
+manifest claiming the opposite of a switch fails the suite with a message naming the claim.
 """
 
 from __future__ import annotations
@@ -23,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, cast
 from uuid import UUID, uuid4
 
+from lionmem._coercions import uuid_key
 from lionmem.conformance._values import same_value
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
@@ -312,9 +307,8 @@ class FakeMemoryAdapter:
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Look ``item_id`` up by identity; ``None`` when unknown or not a memory record."""
         self._used = True
-        try:
-            key = item_id if isinstance(item_id, UUID) else UUID(str(item_id))
-        except ValueError:
+        key = uuid_key(item_id)
+        if key is None:
             return None
         lie = self._behaviour
         if lie.misses:

@@ -2,20 +2,13 @@
 
 Installed with lionmem (entry point ``pytest11``), so an adapter's test module needs only::
 
-    import pytest
-
     @pytest.fixture
     def memory_adapter_harness():
         return MyHarness()  # a lionmem.conformance.MemoryAdapterHarness
 
-Wherever a test module (or test class) defines that fixture, the plugin adds the class
-``TestMemoryAdapterConformance`` beside it with one test per case, ``test_conformance[<case>]``:
-a failed case fails with the reason, a case that does not apply is skipped with the reason. Each
-test resets the harness first and closes it afterwards, so give the fixture function scope (the
-default) or make ``close`` harmless to repeat. The fixture should be a plain (synchronous) fixture;
-the suite runs each case in its own event loop. Options: ``--lionmem-seed``,
-``--lionmem-examples`` and ``--lionmem-timeout``. Without auto-loading
-(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pass ``-p lionmem.conformance.pytest_plugin``.
+Beside that fixture the plugin adds ``TestMemoryAdapterConformance``, one test per case (failed
+cases fail with the reason, inapplicable ones skip). Options: ``--lionmem-seed``,
+``--lionmem-examples``, ``--lionmem-timeout``; without auto-loading, ``-p lionmem.conformance.pytest_plugin``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import math
 from typing import Any, NamedTuple
 from uuid import UUID
 
-from lionmem.errors import MemoryAdapterError
+from lionmem.errors import UnrepresentableValueError
 from lionmem_models.memory_item import MemoryItem
 
 __all__ = [
@@ -42,26 +42,6 @@ MAX_DEPTH = 200
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode
 _JSON_SCALARS = (str, int, float, bool, type(None))
-
-
-class UnrepresentableValueError(MemoryAdapterError, ValueError):
-    """A field holds a value that JSON cannot give back exactly; nothing was written.
-
-    ``field`` is the dotted path of the offending value (``"content[0]['k']"``) and
-    ``value_type`` the name of its type.
-    """
-
-    def __init__(self, field: str, value_type: str, reason: str) -> None:
-        self.field = field
-        self.value_type = value_type
-        super().__init__(
-            f"MemoryItem.{field}: a value of type {value_type} cannot be stored exactly: {reason}"
-        )
-
-    def __reduce__(self) -> tuple[type[UnrepresentableValueError], tuple[str, str, str]]:
-        # The custom __init__ needs its own arguments back when the error is pickled.
-        reason = str(self).split(" cannot be stored exactly: ", 1)[1]
-        return (type(self), (self.field, self.value_type, reason))
 
 
 class EncodedItem(NamedTuple):

@@ -36,7 +36,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterator
 
-from lionmem.errors import MemoryAdapterError
+from lionmem.errors import IncompatibleDatabaseError
 from lionmem.stores._sqlite_codec import fts_text, lowered_text
 
 __all__ = [
@@ -108,10 +108,6 @@ def _migrate_to_1(conn: sqlite3.Connection) -> None:
 # MIGRATIONS[n] takes a version-n file to version n + 1. They all run in one transaction.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1]
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class IncompatibleDatabaseError(MemoryAdapterError):
-    """The file is not a lionmem database this version can read; it was left unchanged."""
 
 
 def rollback(conn: sqlite3.Connection) -> None:

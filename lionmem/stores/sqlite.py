@@ -49,6 +49,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from lionmem._coercions import uuid_key
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
 from lionmem.stores._sqlite_codec import (
@@ -135,14 +136,8 @@ def _translate(exc: sqlite3.Error, where: str) -> MemoryAdapterError:
 
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
-    if isinstance(item_id, UUID):
-        return str(item_id)
-    if isinstance(item_id, str):
-        try:
-            return str(UUID(item_id))
-        except ValueError:
-            return None
-    return None
+    key = uuid_key(item_id)
+    return None if key is None else str(key)
 
 
 def _require_item(item: object) -> MemoryItem:

@@ -227,3 +227,14 @@ def test_json_dump_writes_the_sets_as_arrays() -> None:
     """In JSON, the set-valued fields are arrays holding the same names."""
     dumped = json.loads(manifest().model_dump_json())
     assert sorted(dumped["supported_filters"]) == ["lang", "topic"]
+
+
+def test_the_field_names_a_manifest_takes_are_the_memory_item_fields() -> None:
+    """The schema's MemoryItemField names, and the fields to classify, are MemoryItem's fields."""
+    from typing import get_args
+
+    from lionmem._manifest_base import ITEM_FIELDS
+    from lionmem_models.memory_adapter_manifest import MemoryItemField
+
+    (literal, *_) = get_args(MemoryItemField.__value__)
+    assert set(get_args(literal)) == set(ITEM_FIELDS) == set(lionmem.MemoryItem.model_fields)

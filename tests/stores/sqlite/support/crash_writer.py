@@ -1,6 +1,6 @@
 """Store items until killed, printing ``<n> <id>`` once each ``store()`` has returned.
 
-Run by ``tests/test_sqlite_durability.py``: a printed line is an acknowledged write, which must
+Run by ``tests/stores/sqlite/test_durability.py``: a printed line is an acknowledged write, which must
 survive ``kill -9``. ``expected_item(n)`` rebuilds item ``n`` so the test can check every field.
 """
 

@@ -1,6 +1,6 @@
 """Write ``count`` items to one file, alone or in batches, printing each acknowledged id.
 
-Run by ``tests/test_sqlite_durability.py`` beside another writer and a reader. Any exception
+Run by ``tests/stores/sqlite/test_durability.py`` beside another writer and a reader. Any exception
 (a "database is locked" that escaped, say) ends the process with status 1 and a traceback.
 """
 
