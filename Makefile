@@ -6,17 +6,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+PIP := --quiet --disable-pip-version-check
 
-.PHONY: install demo test generate lint typecheck pytest nodetest bench bench-sqlite clean
+# The newer Pythons the suite also runs on (the dev Hypothesis profile), each in its own venv
+# .venv-<version>. Where one is missing the run is skipped with a message, except in CI.
+NEWER := 3.12 3.13
+PYTHON_3.12 ?= $(HOME)/.pyenv/versions/3.12.1/bin/python
+PYTHON_3.13 ?= $(HOME)/.pyenv/versions/3.13.0/bin/python
+
+.PHONY: install demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall whenever the pinned dependencies change.
+# Reinstall whenever the pinned dependencies change. The main venv also has the benchmark
+# stack, so that tools/bench is type-checked and smoke-tested against the real packages.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "pip==26.0"
-	$(BIN)/python -m pip install --quiet --group dev -e .
+	$(BIN)/python -m pip install $(PIP) "pip==26.0"
+	$(BIN)/python -m pip install $(PIP) --group dev --group bench -e .
 	touch $(STAMP)
+
+.venv-%/.installed: pyproject.toml
+	$(PYTHON_$*) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install $(PIP) "pip==26.0"
+	.venv-$*/bin/python -m pip install $(PIP) --group dev -e .
+	touch $@
 
 # npm ci installs exactly package-lock.json (the TypeScript generator, ajv, tsc); rerun it whenever
 # the lock changes. It deletes node_modules/ first, so the stamp goes with it.
@@ -39,8 +53,27 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# A quick local run: the dev Hypothesis profile (few examples), no coverage.
 pytest: install
 	$(BIN)/pytest
+
+# The full suite as CI runs it: every example count (ci profile, derandomised), branch coverage.
+coverage: install
+	HYPOTHESIS_PROFILE=ci $(BIN)/coverage run -m pytest
+	$(BIN)/coverage report
+
+pytest-newer: $(NODE_STAMP)
+	@for version in $(NEWER); do \
+		case $$version in 3.12) python="$(PYTHON_3.12)";; 3.13) python="$(PYTHON_3.13)";; esac; \
+		if [ ! -x "$$python" ]; then \
+			echo "Python $$version not found at $$python: its test run is skipped."; \
+			if [ -n "$$CI" ]; then echo "CI must run it: failing."; exit 1; fi; \
+			continue; \
+		fi; \
+		echo "== pytest on Python $$version (dev profile)"; \
+		$(MAKE) --no-print-directory .venv-$$version/.installed || exit 1; \
+		HYPOTHESIS_PROFILE=dev .venv-$$version/bin/pytest -q || exit 1; \
+	done
 
 # The InMemoryStore benchmark (lionmem, lionagi, LangGraph, the pure-Python floor; a few minutes on
 # two cores): writes bench-results/results.json, results.md and chart.png. docs/perf/ holds the
@@ -62,8 +95,10 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	HYPOTHESIS_PROFILE=ci $(BIN)/coverage run -m pytest
+	$(BIN)/coverage report
+	$(MAKE) --no-print-directory pytest-newer
 	LIONMEM_PYTHON=$(BIN)/python npm test
 
 clean:
-	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis .coverage dist build

@@ -89,7 +89,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
                 return False
         return True
     if kind is dict:
-        for key, element in value.items():
+        for key, element in value.items():  # noqa: SIM110 - a plain loop is much faster than all() over a genexpr
             if type(key) is not str or not _plain(element, depth + 1):
                 return False
         return True

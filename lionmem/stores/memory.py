@@ -2,9 +2,10 @@
 
 Why it is exact: the items live in one list in insertion order, a replacement takes its
 predecessor's slot, and an index maps each id to its slot; that is the order of lionagi's Pile.
-A search is one loop over the items stored when it began, applying, per item, text
-(``needle in str(content).lower()``), then tags (any of), then filters (all of ``==``), exactly
-as lionagi does, and then ``results[:limit]``. The items are the caller's objects (live).
+A search is one loop over the items stored when it began, applying to each item text
+(``needle in str(content).lower()``), then tags (any of), then filters (all of ``==``): lionagi's
+three passes fused into one, with the same matches in the same order; then ``results[:limit]``.
+The items are the caller's objects (live).
 Deliberate differences (SEMANTICS.md §9): only ``MemoryItem`` is stored (L5); ``retrieve`` takes
 a UUID or UUID string, else gives ``None`` (L6); ``search`` takes a ``MemoryQuery`` (L7); a
 positive limit stops the loop once reached, ``limit=0`` returns at once (L8). Thread safety (L9):
@@ -52,19 +53,25 @@ class InMemoryStore:
             msg = f"store() takes a MemoryItem (or a subclass), got {type(item).__qualname__}{hint}"
             raise TypeError(msg)
         key = item.id
-        with self._lock:
-            slot = self._index.get(key.int)
+        number = key.int
+        items = self._items
+        lock = self._lock
+        lock.acquire()  # acquire/release: cheaper than `with` on the hottest path
+        try:
+            slot = self._index.get(number)
             if slot is None:
                 # The slot exists before the index names it, so a reader never misses it.
-                self._items.append(item)
-                self._index[key.int] = len(self._items) - 1
+                items.append(item)
+                self._index[number] = len(items) - 1
             else:
-                self._items[slot] = item
+                items[slot] = item
+        finally:
+            lock.release()
         return key
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return the stored object with this id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
-        key = uuid_key(item_id)
+        key = item_id if type(item_id) is UUID else uuid_key(item_id)
         slot = None if key is None else self._index.get(key.int)
         return None if slot is None else self._items[slot]
 
@@ -76,13 +83,7 @@ class InMemoryStore:
         (when truthy) match when ``metadata.get(key) == value`` for every key, in order.
         """
         if not isinstance(query, MemoryQuery):
-            msg = (
-                f"search() takes a MemoryQuery, got {type(query).__qualname__}; "
-                "build one with MemoryQuery(text=..., tags=..., filters=..., limit=...)"
-            )
-            if isinstance(query, dict):
-                msg += " or MemoryQuery.model_validate(the_dict)"
-            raise TypeError(msg)
+            raise _not_a_query(query)
         limit = query.limit
         items = self._items
         if limit == 0:
@@ -100,14 +101,24 @@ class InMemoryStore:
                 continue
             if conditions is not None:
                 metadata = item.metadata
-                missed = False
                 for key, value in conditions:  # in order, stopping at the first miss
                     if not metadata.get(key) == value:  # noqa: SIM201 -- the truth of ==, as the reference; != may disagree
-                        missed = True
                         break
-                if missed:
-                    continue
+                else:  # every condition holds
+                    results.append(item)
+                    if len(results) == limit:
+                        return results
+                continue
             results.append(item)
             if len(results) == limit:
                 return results
         return results[:limit] if limit < 0 else results
+
+
+def _not_a_query(query: object) -> TypeError:
+    """The error for a search given something other than a ``MemoryQuery``, with how to build one."""
+    hint = " or MemoryQuery.model_validate(the_dict)" if isinstance(query, dict) else ""
+    return TypeError(
+        f"search() takes a MemoryQuery, got {type(query).__qualname__}; "
+        f"build one with MemoryQuery(text=..., tags=..., filters=..., limit=...){hint}"
+    )

@@ -42,7 +42,11 @@ LIES: tuple[Lie, ...] = (
     Lie("misses", "retrieve_fidelity='full'", "retrieve_anchors"),
     Lie("malformed_responses", "a malformed service payload raises MemoryAdapterError", "malformed_response_raises"),
     Lie("transport_failure", "every explicit call raises MemoryAdapterUnavailable", "transport_outage"),
-    Lie("no_query_guard", "supported_filters=['lang', 'topic'] (every other key is rejected)", "unsupported_filter_rejected"),
+    Lie(
+        "no_query_guard",
+        "supported_filters=['lang', 'topic'] (every other key is rejected)",
+        "unsupported_filter_rejected",
+    ),
     Lie("no_query_guard", "a negative limit raises UnsupportedMemoryQuery naming 'limit'", "limit_negative_rejected"),
     Lie("no_query_guard", "limit=0 returns [] without transport", "limit_zero_without_io"),
     Lie("coerces_foreign_records", "a record of another kind returns None", "foreign_record_returns_none"),

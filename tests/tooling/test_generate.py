@@ -107,3 +107,38 @@ def test_regenerating_repairs_every_drift(tree: Path) -> None:
     element = (tree / "generated" / "lionmem_models" / "element.py").read_text(encoding="utf-8")
     assert (regenerated.returncode, checked.returncode, checked.stdout) == (0, 0, UP_TO_DATE)
     assert (stale.exists(), "Identity (edited): a UUID" in element) == (False, True)
+
+
+def test_a_pinned_tool_that_is_missing_is_named(tree: Path) -> None:
+    """A codegen pin with nothing installed is reported as pinned but not installed."""
+    _edit(
+        tree / "pyproject.toml",
+        '    "ruff==0.17.6",\n',
+        '    "ruff==0.17.6",\n    "lionmem-absent-tool==1.0",\n',
+    )
+    result = generate(tree, "--check")
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "tools/generate.py: lionmem-absent-tool==1.0 is pinned but not installed. Run `make install`"
+    )
+
+
+def test_a_pinned_tool_of_another_version_is_named_with_both(tree: Path) -> None:
+    """A codegen pin other than the installed version names the pin and what is installed."""
+    _edit(tree / "pyproject.toml", '"ruff==0.17.6"', '"ruff==0.0.1"')
+    result = generate(tree, "--check")
+    assert result.returncode == 1
+    assert "ruff==0.0.1 is pinned but ruff 0.17.6 is installed. Run `make install`" in result.stderr
+
+
+def test_missing_node_tooling_is_named(tree: Path) -> None:
+    """Without the locked npm packages in node_modules/, the check says which are missing."""
+    (tree / "node_modules").unlink()
+    (tree / "node_modules").mkdir()
+    result = generate(tree, "--check")
+    assert result.returncode == 1
+    assert "json-schema-to-typescript@" in result.stderr
+    assert "is locked but not in node_modules/; prettier@" in result.stderr
+    assert result.stderr.rstrip().endswith(
+        "Run `make install` (or `npm ci`) in the repository root."
+    )

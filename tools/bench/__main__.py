@@ -23,20 +23,18 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem import MemoryItem
 from tools.bench.contenders import CONTENDERS, Contender
 from tools.bench.footprint import construction, traced_bytes
 from tools.bench.report import evaluate_targets, write
 from tools.bench.timing import Job, Plan, Stats, measure, set_clock
-from tools.bench.workload import MISSING, QUERIES, ItemSpec, QuerySpec, make_specs
+from tools.bench.workload import QUERIES, ItemSpec, make_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 ROUNDS = {1_000: 31, 10_000: 25, 100_000: 21}
 STORE_MAX_CALLS = 2_000  # per sample: keeps the stores close to their nominal size
 RETRIEVE_KEYS = 1_000
-WARM_ALL_TEXT = QuerySpec("warm the text cache", text=MISSING, limit=-1)
-COLD = "search text missing, cold cache"
 
 
 def _machine() -> str:
@@ -155,47 +153,6 @@ def _time_searches(
     return ops
 
 
-def _time_cold_text(
-    loop: asyncio.AbstractEventLoop,
-    floor: Contender,
-    shared: list[MemoryItem],
-    n: int,
-    plan: Plan,
-) -> dict[str, Any]:
-    """The first text search after the items were stored: lionmem's worst case (empty cache).
-
-    Each lionmem sample searches a store filled just before (untimed); the floor has no cache,
-    so its call is the usual one.
-    """
-    spec = QuerySpec(COLD, text=MISSING, limit=-1)
-    floor_call = floor.search(spec, n)
-    assert floor_call is not None
-    query = MemoryQuery(**spec.fields(n))
-
-    async def first_search(store: InMemoryStore) -> list[MemoryItem]:
-        return await store.search(query)
-
-    def fresh_stores(k: int) -> list[InMemoryStore]:
-        stores = [InMemoryStore() for _ in range(k)]
-
-        async def fill() -> None:
-            for store in stores:
-                for item in shared:
-                    await store.store(item)
-
-        loop.run_until_complete(fill())
-        return stores
-
-    jobs = {
-        "lionmem": Job(first_search, fresh_stores, warm=False),
-        "floor": Job(floor_call[0], _repeat(floor_call[1])),
-    }
-    entry = _summary(measure(loop, jobs, plan))
-    entry["informational"] = True
-    print(f"  {COLD}: {_brief(entry)}", flush=True)
-    return entry
-
-
 def _time_store(
     loop: asyncio.AbstractEventLoop, contenders: dict[str, Contender], seed: int, plan: Plan
 ) -> dict[str, Any]:
@@ -232,25 +189,13 @@ def run_size(
         started = time.perf_counter()
         memory[name] = traced_bytes(loop, contender.fill(specs, shared)) / n
         print(f"  filled {name} in {time.perf_counter() - started:.1f} s", flush=True)
-    search = contenders["lionmem"].search(WARM_ALL_TEXT, n)
-    assert search is not None
-
-    async def warm() -> None:
-        await search[0](search[1])
-
-    cache = traced_bytes(loop, warm) / n
     rng = random.Random(f"{seed}:keys:{n}")
     hits = rng.sample([spec.id for spec in specs], min(n, RETRIEVE_KEYS))
     misses = [spec.id for spec in make_specs(RETRIEVE_KEYS, seed, stream=999_999)]
     ops = _time_retrieves(loop, contenders, hits, misses, plan)
     ops.update(_time_searches(loop, contenders, n, plan))
-    ops[COLD] = _time_cold_text(loop, contenders["floor"], shared, n, plan)
     stored = _time_store(loop, contenders, seed, plan)  # last: it grows the stores
-    return {
-        "ops": {"store": stored, **ops},
-        "memory_bytes_per_item": memory,
-        "text_cache_bytes_per_item": cache,
-    }
+    return {"ops": {"store": stored, **ops}, "memory_bytes_per_item": memory}
 
 
 def _brief(entry: dict[str, Any]) -> str:
