@@ -66,15 +66,31 @@ test("the package's runtime version is its package.json version", async () => {
   assert.equal(module.version, manifest.version);
 });
 
-test("the README's ajv example runs and gives the verdicts its comments state", (t) => {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const [, example] = readme.match(/\*\*Validating in JavaScript\*\*[^]*?```js\n([^]*?)```/);
+/** The first fenced block of `language` after `heading` on the non-Python clients page. */
+function clientsExample(heading, language) {
+  const page = fs.readFileSync(path.join(ROOT, "docs", "clients.md"), "utf8");
+  const start = page.indexOf(`\n## ${heading}\n`);
+  assert.notEqual(start, -1, heading);
+  const match = page.slice(start).match(new RegExp("```" + language + "\\n([^]*?)```"));
+  assert.ok(match, `${heading}: no ${language} block`);
+  return match[1];
+}
+
+test("the clients page's TypeScript example compiles with tsc --strict", (t) => {
+  const project = consumerProject(t);
+  fs.writeFileSync(path.join(project, "consumer.ts"), clientsExample("TypeScript", "ts"));
+  const result = tsc(project);
+  assert.deepEqual([result.status, result.stdout], [0, ""]);
+});
+
+test("the clients page's ajv example runs and gives the verdicts its comments state", (t) => {
+  const example = clientsExample("Validating in JavaScript", "js");
   const checks = [];
   const program = example.replace(/^(validate\w*\(.*\));\s*\/\/ (true|false)\b.*$/gm, (_, call, verdict) => {
     checks.push(verdict === "true");
     return `console.log(${call});`;
   });
-  const project = temporaryFolder(t, "readme-example");
+  const project = temporaryFolder(t, "clients-example");
   fs.mkdirSync(path.join(project, "node_modules"));
   fs.symlinkSync(GENERATED_TS, path.join(project, "node_modules", "lionmem"), "dir");
   for (const name of ["ajv", "ajv-formats"]) {

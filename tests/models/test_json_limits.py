@@ -1,7 +1,7 @@
 """What JSON cannot carry: a lone surrogate in a string, and content that is not a JSON value.
 
-The README ("Differences from lionagi 0.36.0") documents these; the models hold such values, the
-JSON methods refuse them with pydantic's own errors.
+docs/SEMANTICS.md (§10.3) documents these; the models hold such values, the JSON methods refuse
+them with pydantic's own errors.
 """
 
 from __future__ import annotations

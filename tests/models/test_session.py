@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -658,14 +657,3 @@ async def test_a_private_store_is_isolated() -> None:
     await session.default_branch.memory.store(theirs)
     assert await private.memory.search(MemoryQuery()) == [mine]
     assert await session.memory.search(MemoryQuery()) == [theirs]
-
-
-def test_readme_memory_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's memory example runs and prints the results its trailing comments show."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Memory: stores, branches and sessions", 1)[1]
-    block = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
-    shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
-    assert capsys.readouterr().out.splitlines() == shown
-    assert len(shown) == 3

@@ -1,8 +1,8 @@
-"""Smoke tests of the benchmark tools: they run end to end and write what the README promises.
+"""Smoke tests of the benchmark tools: they run end to end and write what the performance page promises.
 
 Nothing here asserts a timing (the machines are shared and noisy); only that a tiny run
 completes, every contender agreed on the ids (the harness checks that before timing), and the
-outputs have the shape the README and the closing notes rely on.
+outputs have the shape the performance page relies on.
 """
 
 from __future__ import annotations
