@@ -245,6 +245,7 @@ class PostgresMemoryStore:
         self._analysed = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _GroupCommit(self._write_rows)
 
     @property
@@ -269,6 +270,17 @@ class PostgresMemoryStore:
         if self._closed:
             msg = f"{self!r} is closed"
             raise MemoryAdapterUnavailable(msg)
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            # asyncpg's connections belong to the loop that opened them; used from another
+            # loop they wait forever, so the call is refused instead.
+            msg = (
+                f"{self!r} is used on another event loop than its first call's; asyncpg "
+                "connections belong to one event loop: open one store per event loop"
+            )
+            raise MemoryAdapterError(msg)
         if self._pool is not None:
             return self._pool
         if self._opening is None:

@@ -237,6 +237,22 @@ async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
         assert {i.id async for i in store.items()} == {i.id for i in items}
 
 
+async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: str) -> None:
+    """A thread running its own loop gets MemoryAdapterError, not a wait; the first loop goes on."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        item = MemoryItem(content="first loop")
+        await store.store(item)
+
+        def elsewhere() -> str:
+            with pytest.raises(MemoryAdapterError, match="another event loop") as raised:
+                asyncio.run(store.count())
+            return str(raised.value)
+
+        message = await asyncio.wait_for(asyncio.to_thread(elsewhere), 30)
+        assert message.endswith("open one store per event loop")
+        assert await store.retrieve(item.id) == item
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
