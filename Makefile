@@ -59,7 +59,9 @@ pytest: install
 
 # The full suite as CI runs it: every example count (ci profile, derandomised), branch coverage.
 coverage: install
+	rm -f .coverage .coverage.*
 	HYPOTHESIS_PROFILE=ci $(BIN)/coverage run -m pytest
+	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 
 pytest-newer: $(NODE_STAMP)
@@ -118,7 +120,9 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	rm -f .coverage .coverage.*
 	HYPOTHESIS_PROFILE=ci $(BIN)/coverage run -m pytest
+	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 	$(MAKE) --no-print-directory pytest-newer
 	LIONMEM_PYTHON=$(BIN)/python npm test
