@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 .venv-%/.installed: pyproject.toml
 	$(PYTHON_$*) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install $(PIP) "pip==26.0"
-	.venv-$*/bin/python -m pip install $(PIP) --group dev -e .
+	.venv-$*/bin/python -m pip install $(PIP) --group dev --group bench -e .
 	touch $@
 
 # npm ci installs exactly package-lock.json (the TypeScript generator, ajv, tsc); rerun it whenever
