@@ -9,7 +9,8 @@ itself found something wrong (invalid lines, a failed case, an id with no item).
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -20,6 +21,7 @@ __all__ = [
     "USAGE",
     "CommandError",
     "missing",
+    "open_file",
     "require_extra",
     "validation_message",
 ]
@@ -52,3 +54,22 @@ def validation_message(error: ValidationError) -> str:
         where = ".".join(str(part) for part in problem["loc"])
         parts.append(f"{where}: {problem['msg']}" if where else problem["msg"])
     return "; ".join(parts)
+
+
+def open_file(name: str, kind: str) -> BinaryIO:
+    """Open file ``name`` for reading bytes, or raise the ``CommandError`` that says why not.
+
+    ``kind`` names what the file should hold ("JSON Lines file"), for the message about a directory.
+    """
+    path = Path(name)
+    if path.is_dir():
+        msg = f"{name} is a directory, not a {kind}"
+        raise CommandError(msg)
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        msg = f"{name}: no such file"
+        raise CommandError(msg) from None
+    except OSError as error:
+        msg = f"{name}: cannot read it ({error.strerror})"
+        raise CommandError(msg) from None

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
+from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
 from lionmem.cli._output import ProgressBar, is_terminal
 from lionmem.cli._store import (
     add_store_arguments,
@@ -101,19 +101,8 @@ class _Reader:
 def _open_input(name: str) -> tuple[IO[bytes], float | None]:
     if name == "-":
         return sys.stdin.buffer, None
-    path = Path(name)
-    if path.is_dir():
-        msg = f"{name} is a directory, not a JSON Lines file"
-        raise CommandError(msg)
-    try:
-        stream = path.open("rb")
-    except FileNotFoundError:
-        msg = f"{name}: no such file"
-        raise CommandError(msg) from None
-    except OSError as error:
-        msg = f"{name}: cannot read it ({error.strerror})"
-        raise CommandError(msg) from None
-    return stream, float(path.stat().st_size)
+    stream = open_file(name, "JSON Lines file")
+    return stream, float(os.fstat(stream.fileno()).st_size)
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lionmem._schemas import schema_path, schemas
-from lionmem.cli._errors import OK, PROBLEM, CommandError, require_extra
+from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -164,21 +164,10 @@ def _run(args: argparse.Namespace) -> int:
     require_extra("jsonschema")
     invalid = 0
     for name in args.files:
-        path = Path(name)
-        if path.is_dir():
-            msg = f"{name} is a directory, not a JSON file"
-            raise CommandError(msg)
-        try:
-            stream = path.open("rb")
-        except FileNotFoundError:
-            msg = f"{name}: no such file"
-            raise CommandError(msg) from None
-        except OSError as error:
-            msg = f"{name}: cannot read it ({error.strerror})"
-            raise CommandError(msg) from None
+        stream = open_file(name, "JSON file")
         report = Report()
         with stream:
-            for problem in problems(path, stream, schema, report):
+            for problem in problems(Path(name), stream, schema, report):
                 print(problem)
         invalid += report.invalid
         documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
