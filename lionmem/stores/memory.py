@@ -55,16 +55,16 @@ class InMemoryStore:
         key = item.id
         number = key.int
         items = self._items
+        index = self._index
         lock = self._lock
         lock.acquire()  # acquire/release: cheaper than `with` on the hottest path
         try:
-            slot = self._index.get(number)
-            if slot is None:
+            if number in index:
+                items[index[number]] = item
+            else:
                 # The slot exists before the index names it, so a reader never misses it.
                 items.append(item)
-                self._index[number] = len(items) - 1
-            else:
-                items[slot] = item
+                index[number] = len(items) - 1
         finally:
             lock.release()
         return key
@@ -72,7 +72,9 @@ class InMemoryStore:
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return the stored object with this id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
         key = item_id if type(item_id) is UUID else uuid_key(item_id)
-        slot = None if key is None else self._index.get(key.int)
+        if key is None:
+            return None
+        slot = self._index.get(key.int)
         return None if slot is None else self._items[slot]
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
