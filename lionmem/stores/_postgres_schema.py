@@ -56,6 +56,20 @@ _V1 = (
     "CREATE INDEX lionmem_items_fields ON lionmem_items USING gin (field_keys)",
 )
 
+# Version 2: planner statistics from 300,000 sampled rows instead of 30,000 (a histogram of
+# 1,000 texts): with 100, whether a needle found in 1 item of 1,000 landed in the histogram
+# decided between reading its index and walking the insertion order, 0.3 ms against 7 ms at
+# 100,000 items. Pending lists of the GIN indexes capped at 1 MB instead of 4 MB: every search
+# reads them whole until they are merged (by the write that fills one, or by autovacuum).
+_V2 = (
+    "ALTER TABLE lionmem_items ALTER COLUMN search SET STATISTICS 1000, "
+    "ALTER COLUMN tag_keys SET STATISTICS 1000, ALTER COLUMN field_keys SET STATISTICS 1000",
+    *(
+        f"ALTER INDEX lionmem_items_{name} SET (gin_pending_list_limit = 1024)"
+        for name in ("search", "tags", "fields")
+    ),
+)
+
 Connection = Any
 """An asyncpg connection (typed loosely: asyncpg ships no type information)."""
 
@@ -65,8 +79,13 @@ async def _migrate_to_1(conn: Connection) -> None:
         await conn.execute(statement)
 
 
+async def _migrate_to_2(conn: Connection) -> None:
+    for statement in _V2:
+        await conn.execute(statement)
+
+
 # MIGRATIONS[n] takes a version-n database to version n + 1. They all run in one transaction.
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [_migrate_to_1]
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [_migrate_to_1, _migrate_to_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
