@@ -43,8 +43,8 @@ async def test_tables_are_created_on_first_use(postgres_server: Cluster) -> None
 async def test_a_version_1_database_migrates_and_keeps_its_items(
     postgres_server: Cluster,
 ) -> None:
-    """A database at schema version 1 gets version 2's planner statistics targets and GIN
-    pending-list limits on first use, its items and their order kept."""
+    """A database at schema version 1 gets version 2's statistics targets on the array columns
+    and GIN pending-list limits on first use, its items and their order kept."""
     import asyncpg
 
     from lionmem.stores.postgres import _UPSERT, _row
@@ -79,7 +79,7 @@ async def test_a_version_1_database_migrates_and_keeps_its_items(
         assert [i.content async for i in store.items()] == [i.content for i in items]
         found = await store.search(MemoryQuery(text="NOTE 1", filters={"n": 1.0}))
         assert [i.id for i in found] == [items[1].id]
-    assert postgres_server.psql(targets, database) == "field_keys=1000,search=1000,tag_keys=1000"
+    assert postgres_server.psql(targets, database) == "field_keys=1000,search=-1,tag_keys=1000"
     assert postgres_server.psql(options, database) == (
         "lionmem_items_fields:gin_pending_list_limit=1024,"
         "lionmem_items_search:gin_pending_list_limit=1024,"
