@@ -237,14 +237,16 @@ async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
 
 
 async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
-    """The store's own sessions use synchronous_commit=on and custom plans, whatever the server's default."""
+    """The store's own sessions use synchronous_commit=on, custom plans and the random-read cost
+    of cached or solid-state storage, whatever the server's defaults."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         settings = await store._call(
             lambda conn: conn.fetchrow(
-                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')"
+                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode'), "
+                "current_setting('random_page_cost')"
             )
         )
-        assert tuple(settings) == ("on", "force_custom_plan")
+        assert tuple(settings) == ("on", "force_custom_plan", "1.1")
 
 
 async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
