@@ -78,7 +78,6 @@ SERVER_SETTINGS = {
 _T = TypeVar("_T")
 _PAGE = 256
 _BATCH = 1000
-_CHUNK = 250
 _MAX_LIMIT = 2**63 - 1
 _UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
 _RETRY_STATES = ("40001", "40P01")
@@ -418,66 +417,36 @@ class PostgresMemoryStore:
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
         """Store several items in one transaction: all of them, or (on any error) none.
 
-        Every item is checked before anything is written, and a value that cannot be stored
-        exactly rolls the whole batch back. A repeated id is stored once, at its first
-        position, holding its last value, as successive ``store`` calls would.
+        Every item is checked and encoded before anything is written. A repeated id is stored
+        once, at its first position, holding its last value, as successive ``store`` calls would.
         """
         batch = [_require_item(item) for item in items]
-        if len(batch) <= _CHUNK:
-            rows = [_row(item) for item in batch]
-            if rows:
-                await self._write_rows(rows)
-        else:
-            await self._write_items(batch)
-        if len(batch) >= _BATCH and not self._analysed:
+        rows = [_row(item) for item in batch]
+        if rows:
+            await self._write_rows(rows)
+        if len(rows) >= _BATCH and not self._analysed:
             await self._call(_analyse_if_never)
             self._analysed = True
         return [item.id for item in batch]
 
     async def _write_rows(self, rows: list[Row]) -> None:
-        """Upsert ``rows`` (at most ``_BATCH``) in one statement, so one transaction."""
+        """Upsert ``rows`` in one transaction (one statement for up to ``_BATCH`` rows)."""
         ns = self._ns
         if len(rows) == 1:
             await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]))
             return
-        columns = _columns(_unique(rows))
-        await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns))
-
-    async def _write_items(self, batch: list[MemoryItem]) -> None:
-        """Upsert ``batch`` in one transaction, ``_CHUNK`` rows a statement, encoding each
-        chunk while the server writes the one before it (the client's encoding and the
-        server's index maintenance overlap instead of adding up)."""
-        ns = self._ns
-        chunks = [batch[start : start + _CHUNK] for start in range(0, len(batch), _CHUNK)]
-        encoded: list[tuple[list[str], ...]] = []  # kept for a retry on a new connection
-
-        def columns(index: int) -> tuple[list[str], ...]:
-            if index == len(encoded):
-                encoded.append(_columns(_unique([_row(item) for item in chunks[index]])))
-            return encoded[index]
-
-        async def start(conn: Any, index: int) -> asyncio.Future[Any]:
-            running: asyncio.Future[Any] = asyncio.ensure_future(
-                conn.execute(_UPSERT_MANY, ns, *columns(index))
-            )
-            await asyncio.sleep(0)  # the statement goes out before the next chunk is encoded
-            return running
+        unique = _unique(rows)
+        columns = [
+            _columns(unique[start : start + _BATCH]) for start in range(0, len(unique), _BATCH)
+        ]
+        if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
+            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
+            return
 
         async def write(conn: Any) -> None:
             async with conn.transaction():
-                running = await start(conn, 0)
-                try:
-                    for index in range(1, len(chunks)):
-                        columns(index)
-                        await running
-                        running = await start(conn, index)
-                finally:
-                    if not running.done():
-                        # An item refused while its predecessor runs: let that finish, so
-                        # that the transaction can roll back.
-                        with contextlib.suppress(Exception):
-                            await asyncio.shield(running)
-                await running
+                for column in columns:
+                    await conn.execute(_UPSERT_MANY, ns, *column)
 
         await self._call(write)
 
@@ -558,9 +527,9 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
 class _GroupCommit:
     """``store()`` calls made while a commit is under way are committed together, in one
     transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
-    many writers. A call finding nothing under way commits its own row at once, in its own
-    task. Each call returns once its own batch has committed. A batch the database refuses is
-    retried row by row, so one refused item fails only its own call."""
+    many writers. A call finding nothing under way commits its own row at once. Each call
+    returns once its own batch has committed. A batch the database refuses is retried row by
+    row, so one refused item fails only its own call."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write

@@ -128,21 +128,21 @@ async def test_store_many_is_one_transaction(postgres_server: Cluster) -> None:
 
 
 async def test_a_long_store_many_keeps_order_ids_and_atomicity(postgres_dsn: str) -> None:
-    """A store_many written several statements a transaction keeps the order, stores a repeated
-    id once at its first position with its last value, and rolls back on a later refusal."""
+    """A store_many of several statements keeps the order, stores a repeated id once at its first
+    position with its last value, and writes nothing when a late item is refused."""
     async with PostgresMemoryStore(postgres_dsn) as store:
-        items = [MemoryItem(content=n) for n in range(900)]
-        repeated = [MemoryItem(id=items[3].id, content="late"), *items[600:602]]
+        items = [MemoryItem(content=n) for n in range(2100)]
+        repeated = [MemoryItem(id=items[3].id, content="late"), *items[1600:1602]]
         assert await store.store_many([*items, *repeated]) == [i.id for i in [*items, *repeated]]
-        expected = [("late" if n == 3 else n) for n in range(900)]
+        expected = [("late" if n == 3 else n) for n in range(2100)]
         assert [i.content async for i in store.items()] == expected
         kept = await store.count()
-        bad = [MemoryItem(content=f"new {n}") for n in range(800)]
-        bad.insert(700, MemoryItem(content=float("nan")))
+        bad = [MemoryItem(content=f"new {n}") for n in range(2500)]
+        bad.insert(2400, MemoryItem(content=float("nan")))
         with pytest.raises(UnrepresentableValueError) as caught:
             await store.store_many(bad)
         assert caught.value.field == "content"
-        assert await store.count() == kept == 900
+        assert await store.count() == kept == 2100
         assert await store.search(MemoryQuery(text="new ")) == []
 
 
