@@ -9,8 +9,10 @@ with the two contenders interleaved in bursts (the first call after an idle gap 
 VM, so each burst's first call is left out): put, get, metadata equality with limit 10, list with
 limit 10, a paging sweep over every item while a writer inserts (rows returned, distinct, missed)
 and 8 concurrent writers. After loading, both databases get ``VACUUM ANALYZE`` (what autovacuum
-does within a minute of a bulk load). Then lionmem alone: text, tag and combined searches with limit 10, and
-bulk ``store_many``. ``--large N`` repeats lionmem's search latencies at N items.
+does within a minute of a bulk load). The WAL each store writes per item while loading and per
+put while 8 writers run is read from the server's WAL position. Then lionmem alone: text, tag
+and combined searches with limit 10, and bulk ``store_many``. ``--large N`` repeats lionmem's
+search latencies at N items.
 """
 
 from __future__ import annotations
@@ -213,6 +215,17 @@ async def lionmem_searches(store: PostgresMemoryStore, rounds: int) -> dict[str,
     return out
 
 
+async def wal_position(dsn: str) -> int:
+    """The server's current WAL position in bytes (one cluster: both stores write to it)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        return int(await conn.fetchval("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint"))
+    finally:
+        await conn.close()
+
+
 async def vacuum(dsn: str) -> None:
     import asyncpg
 
@@ -241,9 +254,16 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
         ) as peer_writer,
     ):
         await peer.setup()
+        wal = [await wal_position(dsn_of("lionmem"))]
         items, ours_fill = await fill_lionmem(store, data)
+        wal.append(await wal_position(dsn_of("lionmem")))
         keys, peer_fill = await fill_langgraph(peer, data)
+        wal.append(await wal_position(dsn_of("lionmem")))
         result["bulk load items/s"] = {"lionmem": round(ours_fill), "langgraph": round(peer_fill)}
+        result["WAL bytes per item, bulk load"] = {
+            "lionmem": (wal[1] - wal[0]) // size,
+            "langgraph": (wal[2] - wal[1]) // size,
+        }
         # What autovacuum does within a minute of a bulk load: statistics for the planner and
         # GIN pending lists merged. Both databases get it before anything is timed.
         for database in ("lionmem", "langgraph"):
@@ -286,11 +306,17 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
         }
         extra = records(POOL * 250, seed + 3, start=2 * size)
         extra_items = [item_of(record) for record in extra]
-        result["8 concurrent writers, puts/s"] = {
-            "lionmem": await writers(lambda n: store.store(extra_items[n]), 250),
-            "langgraph": await writers(
-                lambda n: peer.aput(NAMESPACE, f"conc{n}", value_of(extra[n])), 250
-            ),
+        wal = [await wal_position(dsn_of("lionmem"))]
+        ours_rate = await writers(lambda n: store.store(extra_items[n]), 250)
+        wal.append(await wal_position(dsn_of("lionmem")))
+        peer_rate = await writers(
+            lambda n: peer.aput(NAMESPACE, f"conc{n}", value_of(extra[n])), 250
+        )
+        wal.append(await wal_position(dsn_of("lionmem")))
+        result["8 concurrent writers, puts/s"] = {"lionmem": ours_rate, "langgraph": peer_rate}
+        result["WAL bytes per put, 8 writers"] = {
+            "lionmem": (wal[1] - wal[0]) // len(extra),
+            "langgraph": (wal[2] - wal[1]) // len(extra),
         }
     if large:
         async with PostgresMemoryStore(dsn_of("large"), namespace="bench", max_size=POOL) as big:
@@ -322,6 +348,9 @@ def markdown(result: dict[str, Any]) -> str:
     bulk = result["bulk load items/s"]
     lines.append(f"| bulk load, 1,000 a batch (items/s) | {bulk['lionmem']:,} | {bulk['langgraph']:,} "
                  f"| {bulk['lionmem'] / bulk['langgraph']:.1f}x |")  # fmt: skip
+    for label in ("WAL bytes per item, bulk load", "WAL bytes per put, 8 writers"):
+        pair = result[label]
+        lines.append(f"| {label} | {pair['lionmem']:,} | {pair['langgraph']:,} | |")
     ours, theirs = (
         result["sweep while writing"]["lionmem"],
         result["sweep while writing"]["langgraph"],

@@ -70,6 +70,7 @@ MANIFEST = MemoryAdapterManifest(
 SERVER_SETTINGS = {
     "synchronous_commit": "on",
     "plan_cache_mode": "force_custom_plan",
+    "random_page_cost": "1.1",
     "application_name": "lionmem",
 }
 """Session settings of the store's own connections (give them to a pool you pass in)."""
@@ -429,15 +430,15 @@ class PostgresMemoryStore:
         return [item.id for item in batch]
 
     async def _write_rows(self, rows: list[Row]) -> None:
-        """Upsert ``rows`` in one transaction (one statement for a single row)."""
+        """Upsert ``rows`` in one transaction (one statement for up to ``_BATCH`` rows)."""
         ns = self._ns
         if len(rows) == 1:
             await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]))
             return
-        unique: dict[str, Row] = {}
-        for row in rows:
-            unique[row.id] = row  # a repeated id keeps its first position and takes the new value
-        columns = [_columns(chunk) for chunk in _chunks(list(unique.values()), _BATCH)]
+        unique = _unique(rows)
+        columns = [
+            _columns(unique[start : start + _BATCH]) for start in range(0, len(unique), _BATCH)
+        ]
         if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
             await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
             return
@@ -526,27 +527,44 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
 class _GroupCommit:
     """``store()`` calls made while a commit is under way are committed together, in one
     transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
-    many writers. Each call returns once its own batch has committed. A batch the database
-    refuses is retried row by row, so one refused item fails only its own call."""
+    many writers. A call finding nothing under way commits its own row at once. Each call
+    returns once its own batch has committed. A batch the database refuses is retried row by
+    row, so one refused item fails only its own call."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
         self._pending: list[tuple[Row, asyncio.Future[None]]] = []
         self._drain_task: asyncio.Future[None] | None = None
+        self._alone = False  # a call is committing its own row without the drain task
 
     async def submit(self, row: Row) -> None:
+        if self._drain_task is None and not self._alone:
+            self._alone = True
+            try:
+                await self._write([row])
+            finally:
+                self._alone = False
+                self._start()
+            return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((row, future))
-        if self._drain_task is None:
+        if not self._alone:
+            self._start()
+        await future
+
+    def _start(self) -> None:
+        if self._pending and self._drain_task is None:
             # Held here until done: the event loop keeps only a weak reference to a task.
             self._drain_task = asyncio.ensure_future(self._drain())
-        await future
 
     async def _drain(self) -> None:
         try:
             while self._pending:
                 batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
                 await self._commit(batch)
+                # The callers just answered run first: those that store again join the next
+                # batch instead of committing alone beside it.
+                await asyncio.sleep(0)
         finally:
             self._drain_task = None
 
@@ -567,6 +585,9 @@ class _GroupCommit:
                 future.set_result(None)
 
 
-def _chunks(rows: list[Row], size: int) -> Iterable[list[Row]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
+def _unique(rows: list[Row]) -> list[Row]:
+    """``rows`` with a repeated id kept at its first position, holding its last value."""
+    unique: dict[str, Row] = {}
+    for row in rows:
+        unique[row.id] = row
+    return list(unique.values())

@@ -49,4 +49,8 @@ def test_bench_compares_with_langgraph(tmp_path: Path) -> None:
     assert sweep["rows"] == sweep["distinct"]
     assert sweep["missed"] == 0
     assert set(data["lionmem searches, ms"]["300"]) >= {"tags any-of (2 tags)"}
+    for label in ("WAL bytes per item, bulk load", "WAL bytes per put, 8 writers"):
+        assert data[label]["lionmem"] > 0
+        assert data[label]["langgraph"] > 0
+        assert f"| {label} | {data[label]['lionmem']:,} |" in result.stdout
     assert "| operation | lionmem | LangGraph | ratio |" in result.stdout

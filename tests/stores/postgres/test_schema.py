@@ -7,7 +7,7 @@ import unicodedata
 import pytest
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.stores._postgres_schema import LOCK_KEY, SCHEMA_VERSION
+from lionmem.stores._postgres_schema import LOCK_KEY, MIGRATIONS, SCHEMA_VERSION
 from lionmem.stores.postgres import IncompatibleDatabaseError, PostgresMemoryStore
 from tests.postgres_support import Cluster
 
@@ -38,6 +38,60 @@ async def test_tables_are_created_on_first_use(postgres_server: Cluster) -> None
         "SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM lionmem_meta", database
     )
     assert meta == f"schema_version={SCHEMA_VERSION},unicode_version={unicodedata.unidata_version}"
+
+
+async def test_a_version_1_database_migrates_and_keeps_its_items(
+    postgres_server: Cluster,
+) -> None:
+    """A database at schema version 1 gets version 2's statistics targets on the array columns
+    and GIN pending-list limits on first use, its items and their order kept."""
+    import asyncpg
+
+    from lionmem.stores.postgres import _UPSERT, _row
+
+    database = postgres_server.fresh_database()
+    items = [MemoryItem(content=f"old note {n}", metadata={"n": n}) for n in range(3)]
+    conn = await asyncpg.connect(postgres_server.dsn(database))
+    try:
+        async with conn.transaction():
+            await MIGRATIONS[0](conn)
+            await conn.execute(
+                "INSERT INTO lionmem_meta VALUES ('schema_version', '1'), ('unicode_version', $1)",
+                unicodedata.unidata_version,
+            )
+            for item in items:
+                await conn.execute(_UPSERT, '"default"', *_row(item))
+    finally:
+        await conn.close()
+    targets = (
+        "SELECT string_agg(attname || '=' || attstattarget, ',' ORDER BY attname) "
+        "FROM pg_attribute WHERE attrelid = 'lionmem_items'::regclass "
+        "AND attname IN ('search', 'tag_keys', 'field_keys')"
+    )
+    options = (
+        "SELECT coalesce(string_agg(relname || ':' || array_to_string(reloptions, ';'), ',' "
+        "ORDER BY relname), 'none') FROM pg_class "
+        "WHERE relname LIKE 'lionmem_items_%' AND reloptions IS NOT NULL"
+    )
+    assert postgres_server.psql(targets, database) == "field_keys=-1,search=-1,tag_keys=-1"
+    assert postgres_server.psql(options, database) == "none"
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        assert [i.content async for i in store.items()] == [i.content for i in items]
+        found = await store.search(MemoryQuery(text="NOTE 1", filters={"n": 1.0}))
+        assert [i.id for i in found] == [items[1].id]
+    assert postgres_server.psql(targets, database) == "field_keys=1000,search=-1,tag_keys=1000"
+    assert postgres_server.psql(options, database) == (
+        "lionmem_items_fields:gin_pending_list_limit=1024,"
+        "lionmem_items_search:gin_pending_list_limit=1024,"
+        "lionmem_items_tags:gin_pending_list_limit=1024"
+    )
+    assert (
+        postgres_server.psql(
+            "SELECT value FROM lionmem_meta WHERE key = 'schema_version'", database
+        )
+        == str(SCHEMA_VERSION)
+        == "2"
+    )
 
 
 async def test_a_newer_database_is_refused_and_untouched(postgres_server: Cluster) -> None:

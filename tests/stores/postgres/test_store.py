@@ -127,6 +127,25 @@ async def test_store_many_is_one_transaction(postgres_server: Cluster) -> None:
         assert await store.count() == 1200
 
 
+async def test_a_long_store_many_keeps_order_ids_and_atomicity(postgres_dsn: str) -> None:
+    """A store_many of several statements keeps the order, stores a repeated id once at its first
+    position with its last value, and writes nothing when a late item is refused."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        items = [MemoryItem(content=n) for n in range(2100)]
+        repeated = [MemoryItem(id=items[3].id, content="late"), *items[1600:1602]]
+        assert await store.store_many([*items, *repeated]) == [i.id for i in [*items, *repeated]]
+        expected = [("late" if n == 3 else n) for n in range(2100)]
+        assert [i.content async for i in store.items()] == expected
+        kept = await store.count()
+        bad = [MemoryItem(content=f"new {n}") for n in range(2500)]
+        bad.insert(2400, MemoryItem(content=float("nan")))
+        with pytest.raises(UnrepresentableValueError) as caught:
+            await store.store_many(bad)
+        assert caught.value.field == "content"
+        assert await store.count() == kept == 2100
+        assert await store.search(MemoryQuery(text="new ")) == []
+
+
 async def test_delete_and_count(postgres_dsn: str) -> None:
     """delete says whether there was an item; count follows; a non-id deletes nothing."""
     item = MemoryItem(content="x")
@@ -218,14 +237,16 @@ async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
 
 
 async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
-    """The store's own sessions use synchronous_commit=on and custom plans, whatever the server's default."""
+    """The store's own sessions use synchronous_commit=on, custom plans and the random-read cost
+    of cached or solid-state storage, whatever the server's defaults."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         settings = await store._call(
             lambda conn: conn.fetchrow(
-                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')"
+                "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode'), "
+                "current_setting('random_page_cost')"
             )
         )
-        assert tuple(settings) == ("on", "force_custom_plan")
+        assert tuple(settings) == ("on", "force_custom_plan", "1.1")
 
 
 async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
