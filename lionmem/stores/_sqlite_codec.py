@@ -27,7 +27,9 @@ __all__ = [
     "canonical",
     "decode_item",
     "encode_item",
+    "fields_of",
     "fts_text",
+    "json_text",
     "lowered_text",
 ]
 
@@ -42,6 +44,8 @@ MAX_DEPTH = 200
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode
+json_text = _dumps
+"""The JSON text the store writes for a value (compact, not ASCII-escaped)."""
 _JSON_SCALARS = (str, int, float, bool, type(None))
 _CLASS_NAMES = accepted_class_names(MemoryItem)
 
@@ -282,8 +286,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         raise UnrepresentableValueError(
             "created_at", type(created_at).__qualname__, "created_at must be a finite float"
         )
-    # Every stored value passed _check, so canonical() cannot fail on it.
-    fields = tuple((key, canonical(element) or "") for key, element in metadata.items())
+    fields = fields_of(metadata)
     return EncodedItem(
         id=str(item_id),
         created_at=repr(created_at),
@@ -294,6 +297,12 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         tag_set=frozenset(tags),
         fields=fields,
     )
+
+
+def fields_of(metadata: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The ``(key, canonical value)`` entries the metadata index holds for ``metadata``."""
+    # Every stored value passed _check, so canonical() cannot fail on it.
+    return tuple((key, canonical(element) or "") for key, element in metadata.items())
 
 
 _decode = json.JSONDecoder().decode

@@ -107,6 +107,17 @@ class Worker:
         self._put(_Job(loop, future, None, runner, payload), last=False)
         return future
 
+    def later(self, job: Callable[[], object]) -> bool:
+        """Queue ``job`` with nobody to answer; return whether it was queued (not once stopped).
+
+        Called by a job, in the worker thread, for work that need not delay its own answer.
+        """
+        with self._lock:
+            if self._stopped:
+                return False
+            self._queue.put(_Job(None, None, job))
+            return True
+
     def stop(self, job: Callable[[], object]) -> None:
         """Run ``job`` after the queued jobs, then end the thread; from any thread, no loop needed.
 
