@@ -61,12 +61,28 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+def _settle_all(answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+    for future, result, error in answers:
+        _settle(future, result, error)
+
+
 def _answer(entry: _Job, result: Any, error: BaseException | None) -> None:
     if entry.loop is None or entry.future is None:
         return
     # RuntimeError: the caller's loop is closed, so nobody is waiting for this outcome.
     with contextlib.suppress(RuntimeError):
         entry.loop.call_soon_threadsafe(_settle, entry.future, result, error)
+
+
+def _answer_group(members: list[_Job], outcomes: Sequence[Outcome]) -> None:
+    """Answer every member, waking each event loop once for all of its members."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]] = {}
+    for member, (result, error) in zip(members, outcomes, strict=True):
+        if member.loop is not None and member.future is not None:
+            by_loop.setdefault(member.loop, []).append((member.future, result, error))
+    for loop, answers in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for these
+            loop.call_soon_threadsafe(_settle_all, answers)
 
 
 class Worker:
@@ -212,6 +228,5 @@ def _run_group(
         outcomes = first.batch([member.payload for member in live])
     except BaseException as exc:
         outcomes = [(None, exc)] * len(live)
-    for member, (result, error) in zip(live, outcomes, strict=True):
-        _answer(member, result, error)
+    _answer_group(live, outcomes)
     return len(group)

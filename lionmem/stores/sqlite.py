@@ -109,7 +109,7 @@ _PAGE = 256
 _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _MISSED = object()
-TAIL_ITEMS = 64
+TAIL_ITEMS = 128
 """Writes after which the worker indexes the items not indexed yet (searches read those rows)."""
 _INDEX_BATCH = 1000
 _MAX_BATCH = 2**62
@@ -621,6 +621,8 @@ def _count(conn: sqlite3.Connection) -> int:
 
 
 def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str) -> None:
+    if len(batch) == 1 and _insert(conn, batch[0]).rowcount:
+        return  # one new item: one statement, its own transaction (it takes the write lock first)
     with transaction(conn):
         for encoded in batch:
             _upsert(conn, encoded, where)
@@ -636,17 +638,20 @@ def _index(conn: sqlite3.Connection, where: str) -> bool:
 _INSERT = (
     "INSERT INTO items (seq, id, created_at, metadata, content, tags, text) VALUES ("
     "max(coalesce((SELECT max(seq) FROM items), 0), coalesce((SELECT CAST(value AS INTEGER) "
-    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?)"
+    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO NOTHING"
 )
 
 
+def _insert(conn: sqlite3.Connection, e: EncodedItem) -> sqlite3.Cursor:
+    """Insert ``e`` as a new item (its ``rowcount`` is 0 if its id is stored already)."""
+    return conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
+
+
 def _upsert(conn: sqlite3.Connection, e: EncodedItem, where: str) -> None:
-    found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
-    if found is None:
-        # A new item joins the tail, above every indexed one: only its row is written.
-        conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
-        return
-    seq, old_text = found
+    if _insert(conn, e).rowcount:
+        return  # a new item joins the tail, above every indexed one: only its row is written
+    seq, old_text = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
     conn.execute(
         "UPDATE items SET created_at = ?, metadata = ?, content = ?, tags = ?, text = ? "
         "WHERE seq = ?",
