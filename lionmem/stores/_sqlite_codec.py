@@ -44,6 +44,7 @@ MAX_DEPTH = 200
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode
+_encode_str = json.encoder.encode_basestring  # what _dumps writes for a str
 json_text = _dumps
 """The JSON text the store writes for a value (compact, not ASCII-escaped)."""
 _JSON_SCALARS = (str, int, float, bool, type(None))
@@ -182,6 +183,16 @@ def _encode_field(value: Any, name: str) -> str:
     return text
 
 
+def _encode_tags(tags: list[str]) -> str:
+    """The JSON text of a list of plain strings, as ``_dumps`` writes it (without its overhead)."""
+    text = "[" + ",".join([_encode_str(tag) for tag in tags]) + "]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _encode_field(tags, "tags")  # raises, naming the tag that holds the surrogate
+    return text
+
+
 def lowered_text(content: Any) -> str:
     """What text search looks in: ``str(content).lower()``, by this Python's Unicode rules."""
     return str(content).lower()
@@ -280,7 +291,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     content = item.content
     content_json = _encode_field(content, "content")
     metadata_json = _encode_field(metadata, "metadata")
-    tags_json = _encode_field(tags, "tags")
+    tags_json = _encode_tags(tags)
     created_at = item.created_at
     if type(created_at) is not float or not math.isfinite(created_at):
         raise UnrepresentableValueError(

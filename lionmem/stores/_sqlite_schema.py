@@ -39,10 +39,10 @@ import contextlib
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
-from lionmem.stores._sqlite_codec import fields_of, fts_text, lowered_text
+from lionmem.stores._sqlite_codec import EncodedItem, fields_of, fts_text, lowered_text
 
 __all__ = [
     "APPLICATION_ID",
@@ -182,22 +182,30 @@ def indexed_upto(conn: sqlite3.Connection, where: str) -> int:
         raise MemoryAdapterError(msg) from None
 
 
-def index_tail(conn: sqlite3.Connection, where: str, batch: int) -> bool:
+def index_tail(
+    conn: sqlite3.Connection, where: str, batch: int, known: Mapping[str, EncodedItem]
+) -> bool:
     """Index up to ``batch`` items of the tail, in order; return whether more remain.
 
-    Run inside a write transaction. A row whose JSON is damaged raises ``ValueError`` and
-    nothing of this batch is indexed.
+    ``known`` holds encodings of some items by id; one whose JSON equals the row's gives the
+    row's index entries without decoding it. Run inside a write transaction. A row whose JSON is
+    damaged raises ``ValueError`` and nothing of this batch is indexed.
     """
     upto = indexed_upto(conn, where)
     rows = conn.execute(
-        "SELECT seq, text, tags, metadata FROM items WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT seq, text, tags, metadata, id FROM items WHERE seq > ? ORDER BY seq LIMIT ?",
         (upto, batch),
     ).fetchall()
     if not rows:
         return False
     tags: list[tuple[str, int]] = []
     fields: list[tuple[str, str, int]] = []
-    for seq, _text, tags_json, metadata_json in rows:
+    for seq, _text, tags_json, metadata_json, item_id in rows:
+        encoded = known.get(item_id)
+        if encoded is not None and encoded.tags == tags_json and encoded.metadata == metadata_json:
+            tags.extend((tag, seq) for tag in encoded.tag_set)
+            fields.extend((key, value, seq) for key, value in encoded.fields)
+            continue
         tag_list, metadata = json.loads(tags_json), json.loads(metadata_json)
         if type(metadata) is not dict or type(tag_list) is not list:
             msg = f"the stored row at position {seq} is malformed"
@@ -209,7 +217,7 @@ def index_tail(conn: sqlite3.Connection, where: str, batch: int) -> bool:
         fields.extend((key, value, seq) for key, value in fields_of(metadata))
     conn.executemany(
         "INSERT INTO items_text (rowid, text) VALUES (?, ?)",
-        [(seq, fts_text(text)) for seq, text, _tags, _metadata in rows],
+        [(row[0], fts_text(row[1])) for row in rows],
     )
     conn.executemany("INSERT INTO item_tags (tag, seq) VALUES (?, ?)", tags)
     conn.executemany("INSERT INTO item_fields (key, value, seq) VALUES (?, ?, ?)", fields)

@@ -266,6 +266,8 @@ class SQLiteMemoryStore:
         # indexing it is queued.
         self._unindexed = 0
         self._indexing = False
+        # The items this store wrote since, by id: indexing them need not decode their JSON.
+        self._written: dict[str, EncodedItem] = {}
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -351,7 +353,7 @@ class SQLiteMemoryStore:
             except Exception:
                 pass  # the writes are committed one by one just below
             else:
-                self._wrote(len(everything))
+                self._wrote(len(everything), everything)
                 return [(None, None)] * len(batches)
         outcomes: list[Outcome] = []
         for batch in batches:
@@ -360,13 +362,15 @@ class SQLiteMemoryStore:
             except Exception as exc:
                 outcomes.append((None, exc))
             else:
-                self._wrote(len(batch))
+                self._wrote(len(batch), batch)
                 outcomes.append((None, None))
         return outcomes
 
-    def _wrote(self, count: int) -> None:
+    def _wrote(self, count: int, items: Iterable[EncodedItem] = ()) -> None:
         """Count ``count`` written items; past ``TAIL_ITEMS``, queue the indexing of the tail."""
         self._unindexed += count
+        for encoded in items:
+            self._written[encoded.id] = encoded
         if self._unindexed >= TAIL_ITEMS and not self._indexing:
             self._indexing = self._worker.later(self._index_tail)
 
@@ -374,11 +378,13 @@ class SQLiteMemoryStore:
         """Index the items not indexed yet (in the worker thread, after the writes queued)."""
         self._indexing = False
         self._unindexed = 0
+        written, self._written = self._written, {}
         where = repr(self._path)
         # A failure (the file busy for long, read-only, full, or a damaged row) leaves the tail
         # as it is: searches read it, and the next TAIL_ITEMS writes try again.
         with contextlib.suppress(MemoryAdapterError, ValueError):
-            while self._run(partial(_index, where=where)):
+            index = partial(_index, where=where, written=written, synchronous=self._synchronous)
+            while self._run(index):
                 pass
 
     def _finish(self) -> None:
@@ -624,13 +630,27 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str)
     if len(batch) == 1 and _insert(conn, batch[0]).rowcount:
         return  # one new item: one statement, its own transaction (it takes the write lock first)
     with transaction(conn):
+        if len(batch) > 1:
+            rows = [(e.id, e.created_at, e.metadata, e.content, e.tags, e.text) for e in batch]
+            if conn.executemany(_INSERT, rows).rowcount == len(batch):
+                return  # new items only, the common case: one statement for all
+            conn.execute("ROLLBACK")  # some ids are stored already: one at a time, in order
+            conn.execute("BEGIN IMMEDIATE")
         for encoded in batch:
             _upsert(conn, encoded, where)
 
 
-def _index(conn: sqlite3.Connection, where: str) -> bool:
-    with transaction(conn):
-        return index_tail(conn, where, _INDEX_BATCH)
+def _index(
+    conn: sqlite3.Connection, where: str, written: dict[str, EncodedItem], synchronous: str
+) -> bool:
+    # The indexes are derived from the rows, so their commit does not wait for the disk: the
+    # next write's sync covers it, and if a power cut loses it the items are still in the tail.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    try:
+        with transaction(conn):
+            return index_tail(conn, where, _INDEX_BATCH, written)
+    finally:
+        conn.execute(f"PRAGMA synchronous = {synchronous}")  # a constant from a fixed set
 
 
 # A new item's position is past every stored one and every deleted one, so a position is never
