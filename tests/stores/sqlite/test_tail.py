@@ -168,3 +168,26 @@ async def test_a_damaged_row_in_the_tail_stops_indexing_but_not_writes(
             await store.search(MemoryQuery(tags=["t"]))
         found = await contents(store, MemoryQuery(text="later"))
     assert (stuck, count, found) == (0, 3, ["later"])
+
+
+async def test_indexing_commits_without_a_sync_and_writes_keep_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The indexes are derived data: their transaction runs at synchronous=NORMAL, and the
+    store's own setting is back for every write after it."""
+    monkeypatch.setattr(sqlite, "TAIL_ITEMS", 2)
+    statements: list[str] = []
+    async with SQLiteMemoryStore(tmp_path / "memory.db", synchronous="EXTRA") as store:
+        await store._call(lambda conn: conn.set_trace_callback(statements.append))
+        for n in range(2):
+            await store.store(MemoryItem(content=f"item {n}", tags=["t"]))
+        await settled(store)
+        await store._call(lambda conn: conn.set_trace_callback(None))
+        setting = await store._call(lambda conn: conn.execute("PRAGMA synchronous").fetchone()[0])
+    pragmas = [n for n, statement in enumerate(statements) if statement.startswith("PRAGMA")]
+    indexing = [n for n, statement in enumerate(statements) if "INSERT INTO item_tags" in statement]
+    assert [statements[n] for n in pragmas] == [
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA synchronous = EXTRA",
+    ]
+    assert (pragmas[0] < indexing[0] < pragmas[1], setting) == (True, 3)
