@@ -213,6 +213,8 @@ def _run_group(
     while True:
         try:
             if len(group) >= expected:
+                if queue.empty():  # the worker is the only consumer: get_nowait would succeed
+                    break
                 following = queue.get_nowait()
             else:
                 following = queue.get(timeout=max(0.0, deadline - time.monotonic()))
