@@ -27,7 +27,9 @@ __all__ = [
     "canonical",
     "decode_item",
     "encode_item",
+    "fields_of",
     "fts_text",
+    "json_text",
     "lowered_text",
 ]
 
@@ -42,6 +44,9 @@ MAX_DEPTH = 200
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode
+_encode_str = json.encoder.encode_basestring  # what _dumps writes for a str
+json_text = _dumps
+"""The JSON text the store writes for a value (compact, not ASCII-escaped)."""
 _JSON_SCALARS = (str, int, float, bool, type(None))
 _CLASS_NAMES = accepted_class_names(MemoryItem)
 
@@ -178,6 +183,16 @@ def _encode_field(value: Any, name: str) -> str:
     return text
 
 
+def _encode_tags(tags: list[str]) -> str:
+    """The JSON text of a list of plain strings, as ``_dumps`` writes it (without its overhead)."""
+    text = "[" + ",".join([_encode_str(tag) for tag in tags]) + "]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _encode_field(tags, "tags")  # raises, naming the tag that holds the surrogate
+    return text
+
+
 def lowered_text(content: Any) -> str:
     """What text search looks in: ``str(content).lower()``, by this Python's Unicode rules."""
     return str(content).lower()
@@ -276,14 +291,13 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     content = item.content
     content_json = _encode_field(content, "content")
     metadata_json = _encode_field(metadata, "metadata")
-    tags_json = _encode_field(tags, "tags")
+    tags_json = _encode_tags(tags)
     created_at = item.created_at
     if type(created_at) is not float or not math.isfinite(created_at):
         raise UnrepresentableValueError(
             "created_at", type(created_at).__qualname__, "created_at must be a finite float"
         )
-    # Every stored value passed _check, so canonical() cannot fail on it.
-    fields = tuple((key, canonical(element) or "") for key, element in metadata.items())
+    fields = fields_of(metadata)
     return EncodedItem(
         id=str(item_id),
         created_at=repr(created_at),
@@ -294,6 +308,12 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         tag_set=frozenset(tags),
         fields=fields,
     )
+
+
+def fields_of(metadata: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The ``(key, canonical value)`` entries the metadata index holds for ``metadata``."""
+    # Every stored value passed _check, so canonical() cannot fail on it.
+    return tuple((key, canonical(element) or "") for key, element in metadata.items())
 
 
 _decode = json.JSONDecoder().decode

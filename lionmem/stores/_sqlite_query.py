@@ -14,8 +14,12 @@ rows in ``seq`` (insertion) order, so the caller stops after ``limit`` confirmed
 the tag and filter drivers count their rows, up to ``CAP``; the smallest drives if it holds fewer
 than ``CAP`` rows (a bounded amount of work), otherwise a needle of three or more characters drives
 through the trigram index (whose size cannot be counted cheaply), otherwise the smallest anyway.
-A driver that counts zero rows proves the answer empty. Without tags, filters and a long needle
-the items table is scanned in order.
+A driver that counts zero rows proves the indexed items hold no match. Without tags, filters and
+a long needle the items table is scanned in order.
+
+The indexes cover the items up to ``indexed_seq``; the statement is bounded to them, and ``tail``
+reads the items above, which come after them in insertion order. Its SQL checks only pre-select
+(the needle exactly, tags and filters by their JSON text); the caller confirms tags and filters.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lionmem.errors import UnsupportedMemoryQuery
-from lionmem.stores._sqlite_codec import canonical
+from lionmem.stores._sqlite_codec import canonical, json_text
 from lionmem_models.memory_query import MemoryQuery
 
 __all__ = [
@@ -154,6 +158,10 @@ class SearchDraft:
         self.candidates: list[_Driver] = []
         self.null_keys: list[str] = []
         self.confirm: tuple[tuple[str, Any], ...] = ()
+        self.wanted: frozenset[str] | None = None
+        """The tags of the query, one of which a tail item must carry."""
+        self.markers: list[str] = []
+        """Texts the metadata JSON of every matching item holds (``"key":`` or ``"key":"value"``)."""
 
     def _choose(self, count: Counter) -> tuple[_Driver | None, int]:
         """Return the driver (``None``: the trigram index or a plain scan) and its row count.
@@ -177,8 +185,9 @@ class SearchDraft:
             return None, CAP
         return best or self.candidates[0], best_rows
 
-    def finish(self, count: Counter) -> SearchPlan | None:
-        """Return the statement, or ``None`` when a count already proved that nothing matches."""
+    def finish(self, count: Counter, upto: int) -> SearchPlan | None:
+        """Return the statement over the items up to ``upto`` (the indexed ones), or ``None``
+        when a count already proved that none of them matches."""
         driver, rows = self._choose(count)
         if rows == 0:
             return None
@@ -196,6 +205,8 @@ class SearchDraft:
             params.append(_fts_query(self.needle or ""))
         else:
             source, order = "items AS i", "i.seq"
+        where.append(f"{order} <= ?")
+        params.append(upto)
         if self.needle is not None:
             where.append("instr(i.text, ?) > 0")
             params.append(self.needle)
@@ -214,6 +225,23 @@ class SearchDraft:
         if where:
             sql += " WHERE " + " AND ".join(where)
         return SearchPlan(sql + f" ORDER BY {order}", tuple(params), self.confirm)
+
+    def tail(self, upto: int) -> SearchPlan:
+        """Return the statement over the items above ``upto``, which no index covers yet."""
+        where = ["i.seq > ?"]
+        params: list[Any] = [upto]
+        if self.needle is not None:
+            where.append("instr(i.text, ?) > 0")
+            params.append(self.needle)
+        if self.wanted is not None and len(self.wanted) <= MAX_SQL_FILTERS:
+            # A carried tag's JSON text is part of the tags' JSON text.
+            where.append("(" + " OR ".join(["instr(i.tags, ?) > 0"] * len(self.wanted)) + ")")
+            params.extend(json_text(tag) for tag in sorted(self.wanted))
+        for marker in self.markers:
+            where.append("instr(i.metadata, ?) > 0")
+            params.append(marker)
+        sql = f"SELECT {_COLUMNS} FROM items AS i WHERE {' AND '.join(where)} ORDER BY i.seq"
+        return SearchPlan(sql, tuple(params), self.confirm)
 
 
 def plan_search(query: MemoryQuery) -> SearchDraft | None:
@@ -236,6 +264,7 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
             return None
         if len(wanted) > MAX_TAGS:
             raise UnsupportedMemoryQuery(["tags"])
+        draft.wanted = frozenset(wanted)
         draft.candidates.append(_tags_driver(wanted))
     if query.filters:
         draft.confirm = tuple(query.filters.items())
@@ -248,4 +277,8 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
                     draft.null_keys.append(key)
             elif len(draft.candidates) < MAX_SQL_FILTERS:
                 draft.candidates.append(_filter_driver(key, text))
+                # A matching item holds the key (the value is not None), and for a string
+                # value exactly that value, whose JSON text is its canonical text.
+                exact = type(value) is str and not text.startswith("#")
+                draft.markers.append(json_text(key) + ":" + (text if exact else ""))
     return draft

@@ -6,7 +6,7 @@ initialised, an older lionmem file is migrated (all steps in one transaction), a
 (another application's database, a file written by a newer lionmem, a file that is not SQLite)
 raises ``IncompatibleDatabaseError`` with the reason.
 
-Tables (version 1):
+Tables (version 2):
 
 ``items``
     One row per item. ``seq`` (the rowid) is the insertion order; replacing an item keeps it.
@@ -15,6 +15,7 @@ Tables (version 1):
     ``text`` is ``str(content).lower()`` as computed by Python.
 ``item_tags``
     The distinct tags of each item, keyed ``(tag, seq)`` so one tag's items come out in order.
+    This table, ``item_fields`` and ``items_text`` hold the items up to ``indexed_seq``.
 ``item_fields``
     Each top-level metadata entry as ``(key, canonical value, seq)``: the SQL pre-filter for
     equality filters (``_sqlite_codec.canonical``), confirmed in Python on the decoded item.
@@ -26,6 +27,8 @@ Tables (version 1):
     ``text``. When this Python's differs, ``text`` and ``items_text`` are recomputed on open.
     ``deleted_seq`` (absent until a delete) is the highest ``seq`` ever deleted: a new item's
     ``seq`` is above it and above every stored one, so positions are never reused.
+    ``indexed_seq`` (version 2) is the highest ``seq`` the three indexes cover: the items above it
+    (the tail) are found by reading their rows, and are indexed in batches (``index_tail``).
 
 Every write, a migration included, runs inside ``transaction``: all of it or none of it.
 """
@@ -36,10 +39,10 @@ import contextlib
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
-from lionmem.stores._sqlite_codec import fts_text, lowered_text
+from lionmem.stores._sqlite_codec import EncodedItem, fields_of, fts_text, lowered_text
 
 __all__ = [
     "APPLICATION_ID",
@@ -47,9 +50,12 @@ __all__ = [
     "SCHEMA_VERSION",
     "IncompatibleDatabaseError",
     "delete_text",
+    "index_tail",
+    "indexed_upto",
     "insert_text",
     "prepare",
     "rollback",
+    "snapshot",
     "transaction",
 ]
 
@@ -107,8 +113,16 @@ def _migrate_to_1(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migrate_to_2(conn: sqlite3.Connection) -> None:
+    # A version-1 file indexed every item as it was written.
+    conn.execute(
+        "INSERT INTO lionmem_meta (key, value) "
+        "SELECT 'indexed_seq', CAST(coalesce(max(seq), 0) AS TEXT) FROM items"
+    )
+
+
 # MIGRATIONS[n] takes a version-n file to version n + 1. They all run in one transaction.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1, _migrate_to_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -132,6 +146,18 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the block's reads in one read transaction, so they all see the same state."""
+    conn.execute("BEGIN")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
 def insert_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
     """Index ``text`` for the item at ``seq``."""
     conn.execute("INSERT INTO items_text (rowid, text) VALUES (?, ?)", (seq, fts_text(text)))
@@ -144,6 +170,59 @@ def delete_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
         "INSERT INTO items_text (items_text, rowid, text) VALUES ('delete', ?, ?)",
         (seq, fts_text(text)),
     )
+
+
+def indexed_upto(conn: sqlite3.Connection, where: str) -> int:
+    """Return ``indexed_seq``: the items up to it are in the indexes, those above are not."""
+    row = conn.execute("SELECT value FROM lionmem_meta WHERE key = 'indexed_seq'").fetchone()
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        msg = f"SQLite database {where} is damaged: lionmem_meta holds no valid indexed_seq row"
+        raise MemoryAdapterError(msg) from None
+
+
+def index_tail(
+    conn: sqlite3.Connection, where: str, batch: int, known: Mapping[str, EncodedItem]
+) -> bool:
+    """Index up to ``batch`` items of the tail, in order; return whether more remain.
+
+    ``known`` holds encodings of some items by id; one whose JSON equals the row's gives the
+    row's index entries without decoding it. Run inside a write transaction. A row whose JSON is
+    damaged raises ``ValueError`` and nothing of this batch is indexed.
+    """
+    upto = indexed_upto(conn, where)
+    rows = conn.execute(
+        "SELECT seq, text, tags, metadata, id FROM items WHERE seq > ? ORDER BY seq LIMIT ?",
+        (upto, batch),
+    ).fetchall()
+    if not rows:
+        return False
+    tags: list[tuple[str, int]] = []
+    fields: list[tuple[str, str, int]] = []
+    for seq, _text, tags_json, metadata_json, item_id in rows:
+        encoded = known.get(item_id)
+        if encoded is not None and encoded.tags == tags_json and encoded.metadata == metadata_json:
+            tags.extend((tag, seq) for tag in encoded.tag_set)
+            fields.extend((key, value, seq) for key, value in encoded.fields)
+            continue
+        tag_list, metadata = json.loads(tags_json), json.loads(metadata_json)
+        if type(metadata) is not dict or type(tag_list) is not list:
+            msg = f"the stored row at position {seq} is malformed"
+            raise ValueError(msg)
+        if not all(type(tag) is str for tag in tag_list):
+            msg = f"the stored tags at position {seq} are malformed"
+            raise ValueError(msg)
+        tags.extend((tag, seq) for tag in set(tag_list))
+        fields.extend((key, value, seq) for key, value in fields_of(metadata))
+    conn.executemany(
+        "INSERT INTO items_text (rowid, text) VALUES (?, ?)",
+        [(row[0], fts_text(row[1])) for row in rows],
+    )
+    conn.executemany("INSERT INTO item_tags (tag, seq) VALUES (?, ?)", tags)
+    conn.executemany("INSERT INTO item_fields (key, value, seq) VALUES (?, ?, ?)", fields)
+    conn.execute("UPDATE lionmem_meta SET value = ? WHERE key = 'indexed_seq'", (str(rows[-1][0]),))
+    return len(rows) == batch
 
 
 def _identify(conn: sqlite3.Connection, where: str) -> int | None:
@@ -178,8 +257,9 @@ def _identify(conn: sqlite3.Connection, where: str) -> int | None:
     return int(version)
 
 
-def _rebuild_text(conn: sqlite3.Connection) -> None:
+def _rebuild_text(conn: sqlite3.Connection, where: str) -> None:
     """Recompute ``text`` and its index with this Python's ``str.lower()``."""
+    upto = indexed_upto(conn, where)
     last = -1
     while True:
         rows = conn.execute(
@@ -190,9 +270,10 @@ def _rebuild_text(conn: sqlite3.Connection) -> None:
         for seq, content, old in rows:
             new = lowered_text(json.loads(content))
             if new != old:
-                delete_text(conn, seq, old)
                 conn.execute("UPDATE items SET text = ? WHERE seq = ?", (new, seq))
-                insert_text(conn, seq, new)
+                if seq <= upto:
+                    delete_text(conn, seq, old)
+                    insert_text(conn, seq, new)
         last = rows[-1][0]
     conn.execute(
         "UPDATE lionmem_meta SET value = ? WHERE key = 'unicode_version'",
@@ -209,6 +290,7 @@ def _current(conn: sqlite3.Connection, where: str) -> bool:
     if row is None:
         msg = f"SQLite database {where} is damaged: lionmem_meta has no unicode_version row"
         raise MemoryAdapterError(msg)
+    indexed_upto(conn, where)  # present and valid, or the file is damaged
     return bool(row[0] == unicodedata.unidata_version)
 
 
@@ -241,4 +323,4 @@ def prepare(conn: sqlite3.Connection, where: str, *, wal: bool) -> None:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
         if not _current(conn, where):
-            _rebuild_text(conn)
+            _rebuild_text(conn, where)

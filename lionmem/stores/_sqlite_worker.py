@@ -2,8 +2,9 @@
 
 A job is a callable, or one entry of a batch: consecutive batch entries with the same runner are
 handed to it together (the store commits them in one transaction), and each caller's future is
-settled only after the runner returns. A group smaller than the previous one waits up to a
-millisecond for the callers just answered to queue their next entries. A job whose caller was
+settled only after the runner returns, each event loop woken once for all of its callers. A group
+smaller than the previous one waits up to a millisecond for the callers just answered to queue
+their next entries. A job may queue follow-up work that nobody awaits (``later``). A job whose caller was
 cancelled before the job started is skipped. Each job carries its own event loop, so one worker
 serves any number of tasks, threads and event loops. The thread holds no reference to the worker's
 owner between jobs, so an owner that is dropped without ``stop`` can be collected and stop its
@@ -61,12 +62,28 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+def _settle_all(answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+    for future, result, error in answers:
+        _settle(future, result, error)
+
+
 def _answer(entry: _Job, result: Any, error: BaseException | None) -> None:
     if entry.loop is None or entry.future is None:
         return
     # RuntimeError: the caller's loop is closed, so nobody is waiting for this outcome.
     with contextlib.suppress(RuntimeError):
         entry.loop.call_soon_threadsafe(_settle, entry.future, result, error)
+
+
+def _answer_group(members: list[_Job], outcomes: Sequence[Outcome]) -> None:
+    """Answer every member, waking each event loop once for all of its members."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]] = {}
+    for member, (result, error) in zip(members, outcomes, strict=True):
+        if member.loop is not None and member.future is not None:
+            by_loop.setdefault(member.loop, []).append((member.future, result, error))
+    for loop, answers in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for these
+            loop.call_soon_threadsafe(_settle_all, answers)
 
 
 class Worker:
@@ -106,6 +123,17 @@ class Worker:
         future: asyncio.Future[Any] = loop.create_future()
         self._put(_Job(loop, future, None, runner, payload), last=False)
         return future
+
+    def later(self, job: Callable[[], object]) -> bool:
+        """Queue ``job`` with nobody to answer; return whether it was queued (not once stopped).
+
+        Called by a job, in the worker thread, for work that need not delay its own answer.
+        """
+        with self._lock:
+            if self._stopped:
+                return False
+            self._queue.put(_Job(None, None, job))
+            return True
 
     def stop(self, job: Callable[[], object]) -> None:
         """Run ``job`` after the queued jobs, then end the thread; from any thread, no loop needed.
@@ -185,6 +213,8 @@ def _run_group(
     while True:
         try:
             if len(group) >= expected:
+                if queue.empty():  # the worker is the only consumer: get_nowait would succeed
+                    break
                 following = queue.get_nowait()
             else:
                 following = queue.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -201,6 +231,5 @@ def _run_group(
         outcomes = first.batch([member.payload for member in live])
     except BaseException as exc:
         outcomes = [(None, exc)] * len(live)
-    for member, (result, error) in zip(live, outcomes, strict=True):
-        _answer(member, result, error)
+    _answer_group(live, outcomes)
     return len(group)

@@ -10,7 +10,9 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
   in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
   read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
   Writes queued together share one commit (waiting up to 1 ms for the writers the previous
-  commit answered); each is acknowledged after it.
+  commit answered); each is acknowledged after it. A write stores the item's row only; the
+  worker adds the newest items to the text, tag and metadata indexes in batches, and searches
+  read the few rows not indexed yet.
 * Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
   ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
   retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
@@ -30,6 +32,7 @@ Extras beyond the protocol: ``store_many``, ``store_stream``, ``delete``, ``coun
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -55,13 +58,16 @@ from lionmem.stores._sqlite_codec import (
     decode_item,
     encode_item,
 )
-from lionmem.stores._sqlite_query import SearchDraft, plan_search
+from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
     IncompatibleDatabaseError,
     delete_text,
+    index_tail,
+    indexed_upto,
     insert_text,
     prepare,
     rollback,
+    snapshot,
     transaction,
 )
 from lionmem.stores._sqlite_worker import Outcome, Worker, WorkerStopped
@@ -103,6 +109,9 @@ _PAGE = 256
 _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _MISSED = object()
+TAIL_ITEMS = 128
+"""Writes after which the worker indexes the items not indexed yet (searches read those rows)."""
+_INDEX_BATCH = 1000
 _MAX_BATCH = 2**62
 _MAX_BUSY_TIMEOUT = 2_147_483  # SQLite takes the timeout in milliseconds, as a C int
 
@@ -253,6 +262,12 @@ class SQLiteMemoryStore:
         self._busy_timeout = float(busy_timeout)
         self._connections = _Connections()
         self._worker = Worker(f"lionmem-sqlite {self._path}")
+        # Used only in the worker thread: writes since the tail was last indexed, and whether
+        # indexing it is queued.
+        self._unindexed = 0
+        self._indexing = False
+        # The items this store wrote since, by id: indexing them need not decode their JSON.
+        self._written: dict[str, EncodedItem] = {}
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -283,12 +298,15 @@ class SQLiteMemoryStore:
             # Constants from a fixed set, never caller text.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA temp_store = MEMORY")
+            upto = indexed_upto(conn, repr(self._path))
+            (tail,) = conn.execute("SELECT count(*) FROM items WHERE seq > ?", (upto,)).fetchone()
             reader = None if memory else self._open_reader()
         except BaseException:
             conn.close()
             raise
         with self._connections.reader_lock:
             self._connections.reader = reader
+        self._unindexed = int(tail)
         return conn
 
     def _open_reader(self) -> sqlite3.Connection:
@@ -327,22 +345,53 @@ class SQLiteMemoryStore:
 
         If that fails, each is committed on its own, so only a write that fails by itself fails.
         """
+        where = repr(self._path)
         if len(batches) > 1:
+            everything = tuple(chain.from_iterable(batches))
             try:
-                self._run(partial(_write, batch=tuple(chain.from_iterable(batches))))
+                self._run(partial(_write, batch=everything, where=where))
             except Exception:
                 pass  # the writes are committed one by one just below
             else:
+                self._wrote(len(everything), everything)
                 return [(None, None)] * len(batches)
         outcomes: list[Outcome] = []
         for batch in batches:
             try:
-                self._run(partial(_write, batch=batch))
+                self._run(partial(_write, batch=batch, where=where))
             except Exception as exc:
                 outcomes.append((None, exc))
             else:
+                self._wrote(len(batch), batch)
                 outcomes.append((None, None))
         return outcomes
+
+    def _wrote(self, count: int, items: Iterable[EncodedItem] = ()) -> None:
+        """Count ``count`` written items; past ``TAIL_ITEMS``, queue the indexing of the tail."""
+        self._unindexed += count
+        for encoded in items:
+            self._written[encoded.id] = encoded
+        if self._unindexed >= TAIL_ITEMS and not self._indexing:
+            self._indexing = self._worker.later(self._index_tail)
+
+    def _index_tail(self) -> None:
+        """Index the items not indexed yet (in the worker thread, after the writes queued)."""
+        self._indexing = False
+        self._unindexed = 0
+        written, self._written = self._written, {}
+        where = repr(self._path)
+        # A failure (the file busy for long, read-only, full, or a damaged row) leaves the tail
+        # as it is: searches read it, and the next TAIL_ITEMS writes try again.
+        with contextlib.suppress(MemoryAdapterError, ValueError):
+            index = partial(_index, where=where, written=written, synchronous=self._synchronous)
+            while self._run(index):
+                pass
+
+    def _finish(self) -> None:
+        """Index the tail of an opened store, then close the connections (the close job)."""
+        if self._connections.writer is not None and self._unindexed:
+            self._index_tail()
+        self._connections.close()
 
     def _closed(self) -> MemoryAdapterUnavailable:
         return MemoryAdapterUnavailable(f"{self!r} is closed")
@@ -431,7 +480,7 @@ class SQLiteMemoryStore:
             self._worker.abandon()
             return
         try:
-            future = self._worker.submit(self._connections.close, last=True)
+            future = self._worker.submit(self._finish, last=True)
         except WorkerStopped:
             return
         await future
@@ -483,7 +532,8 @@ class SQLiteMemoryStore:
         self._check_open()
         if draft is None:
             return []
-        return await self._read(partial(_search, draft=draft, limit=query.limit))
+        where = repr(self._path)
+        return await self._read(partial(_search, draft=draft, limit=query.limit, where=where))
 
     # -- store-specific extras --------------------------------------------------------------
 
@@ -506,7 +556,7 @@ class SQLiteMemoryStore:
         self._check_open()
         if key is None:
             return False
-        return await self._call(partial(_delete, key=key))
+        return await self._call(partial(_delete, key=key, where=repr(self._path)))
 
     async def count(self) -> int:
         """Return the number of stored items."""
@@ -551,10 +601,17 @@ class SQLiteMemoryStore:
         exception it raises, or an item that cannot be stored exactly, rolls everything back and
         is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
         """
-        where = repr(self._path)
-        return await self._call(
-            partial(_write_stream, items=items, skip=on_unrepresentable, where=where)
-        )
+        return await self._call(partial(self._stream, items=items, skip=on_unrepresentable))
+
+    def _stream(
+        self,
+        conn: sqlite3.Connection,
+        items: Iterable[MemoryItem],
+        skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
+    ) -> int:
+        stored = _write_stream(conn, items, skip, repr(self._path))
+        self._wrote(stored)
+        return stored
 
 
 # -- operations, run in the worker thread ---------------------------------------------------
@@ -569,10 +626,31 @@ def _count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
 
 
-def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
+def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str) -> None:
+    if len(batch) == 1 and _insert(conn, batch[0]).rowcount:
+        return  # one new item: one statement, its own transaction (it takes the write lock first)
     with transaction(conn):
+        if len(batch) > 1:
+            rows = [(e.id, e.created_at, e.metadata, e.content, e.tags, e.text) for e in batch]
+            if conn.executemany(_INSERT, rows).rowcount == len(batch):
+                return  # new items only, the common case: one statement for all
+            conn.execute("ROLLBACK")  # some ids are stored already: one at a time, in order
+            conn.execute("BEGIN IMMEDIATE")
         for encoded in batch:
-            _upsert(conn, encoded)
+            _upsert(conn, encoded, where)
+
+
+def _index(
+    conn: sqlite3.Connection, where: str, written: dict[str, EncodedItem], synchronous: str
+) -> bool:
+    # The indexes are derived from the rows, so their commit does not wait for the disk: the
+    # next write's sync covers it, and if a power cut loses it the items are still in the tail.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    try:
+        with transaction(conn):
+            return index_tail(conn, where, _INDEX_BATCH, written)
+    finally:
+        conn.execute(f"PRAGMA synchronous = {synchronous}")  # a constant from a fixed set
 
 
 # A new item's position is past every stored one and every deleted one, so a position is never
@@ -580,29 +658,32 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...]) -> None:
 _INSERT = (
     "INSERT INTO items (seq, id, created_at, metadata, content, tags, text) VALUES ("
     "max(coalesce((SELECT max(seq) FROM items), 0), coalesce((SELECT CAST(value AS INTEGER) "
-    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?)"
+    "FROM lionmem_meta WHERE key = 'deleted_seq'), 0)) + 1, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO NOTHING"
 )
 
 
-def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
-    found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
-    if found is None:
-        cursor = conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
-        seq = cursor.lastrowid
-        assert seq is not None  # an INSERT into a rowid table always sets it
+def _insert(conn: sqlite3.Connection, e: EncodedItem) -> sqlite3.Cursor:
+    """Insert ``e`` as a new item (its ``rowcount`` is 0 if its id is stored already)."""
+    return conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
+
+
+def _upsert(conn: sqlite3.Connection, e: EncodedItem, where: str) -> None:
+    if _insert(conn, e).rowcount:
+        return  # a new item joins the tail, above every indexed one: only its row is written
+    seq, old_text = conn.execute("SELECT seq, text FROM items WHERE id = ?", (e.id,)).fetchone()
+    conn.execute(
+        "UPDATE items SET created_at = ?, metadata = ?, content = ?, tags = ?, text = ? "
+        "WHERE seq = ?",
+        (e.created_at, e.metadata, e.content, e.tags, e.text, seq),
+    )
+    if seq > indexed_upto(conn, where):
+        return  # in the tail: nothing indexed to change
+    if old_text != e.text:
+        delete_text(conn, seq, old_text)
         insert_text(conn, seq, e.text)
-    else:
-        seq, old_text = found
-        conn.execute(
-            "UPDATE items SET created_at = ?, metadata = ?, content = ?, tags = ?, text = ? "
-            "WHERE seq = ?",
-            (e.created_at, e.metadata, e.content, e.tags, e.text, seq),
-        )
-        if old_text != e.text:
-            delete_text(conn, seq, old_text)
-            insert_text(conn, seq, e.text)
-        conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
-        conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
+    conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
+    conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
     conn.executemany(
         "INSERT INTO item_tags (tag, seq) VALUES (?, ?)", [(tag, seq) for tag in e.tag_set]
     )
@@ -612,14 +693,15 @@ def _upsert(conn: sqlite3.Connection, e: EncodedItem) -> None:
     )
 
 
-def _delete(conn: sqlite3.Connection, key: str) -> bool:
+def _delete(conn: sqlite3.Connection, key: str, where: str) -> bool:
     with transaction(conn):
         found = conn.execute("SELECT seq, text FROM items WHERE id = ?", (key,)).fetchone()
         if found is not None:
             seq, text = found
-            delete_text(conn, seq, text)
-            conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
-            conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
+            if seq <= indexed_upto(conn, where):
+                delete_text(conn, seq, text)
+                conn.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
+                conn.execute("DELETE FROM item_fields WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM items WHERE seq = ?", (seq,))
             conn.execute(
                 "INSERT INTO lionmem_meta (key, value) VALUES ('deleted_seq', ?) "
@@ -633,12 +715,31 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
 _decode_json = json.JSONDecoder().decode
 
 
-def _search(conn: sqlite3.Connection, draft: SearchDraft, limit: int) -> list[MemoryItem]:
-    plan = draft.finish(lambda sql, params: int(conn.execute(sql, params).fetchone()[0]))
-    if plan is None:
-        return []
-    confirm = plan.confirm
+def _search(
+    conn: sqlite3.Connection, draft: SearchDraft, limit: int, where: str
+) -> list[MemoryItem]:
     results: list[MemoryItem] = []
+    with snapshot(conn):  # the indexed items and the tail as of one moment
+        upto = indexed_upto(conn, where)
+        plan = draft.finish(lambda sql, params: int(conn.execute(sql, params).fetchone()[0]), upto)
+        if plan is not None:
+            _collect(conn, plan, None, limit, results)
+        if len(results) < limit:
+            # The tail comes after every indexed item in insertion order.
+            _collect(conn, draft.tail(upto), draft.wanted, limit, results)
+    return results
+
+
+def _collect(
+    conn: sqlite3.Connection,
+    plan: SearchPlan,
+    wanted: frozenset[str] | None,
+    limit: int,
+    results: list[MemoryItem],
+) -> None:
+    """Append to ``results`` the rows of ``plan`` that carry a ``wanted`` tag (if given) and pass
+    its filters, up to ``limit`` in all."""
+    confirm = plan.confirm
     cursor = conn.execute(plan.sql, plan.params)
     # Fetch only the rows still needed; when Python rejects some (filters SQL could only
     # pre-select), fetch twice as many next time. Rows SQLite has not stepped to cost nothing.
@@ -650,6 +751,8 @@ def _search(conn: sqlite3.Connection, draft: SearchDraft, limit: int) -> list[Me
                 break
             growth *= 2
             for row in rows:
+                if wanted is not None and wanted.isdisjoint(_decode_tags(row)):
+                    continue
                 if confirm:
                     try:
                         metadata = _decode_json(row[2])
@@ -665,9 +768,19 @@ def _search(conn: sqlite3.Connection, draft: SearchDraft, limit: int) -> list[Me
                 if len(results) == limit:
                     break
     finally:
-        # Ends the statement, so this connection stops holding a WAL read snapshot.
         cursor.close()
-    return results
+
+
+def _decode_tags(row: tuple[str, str, str, str, str]) -> list[str]:
+    try:
+        tags = _decode_json(row[4])
+    except ValueError as exc:
+        msg = f"the stored tags of item {row[0]!r} are malformed: {exc}"
+        raise MemoryAdapterError(msg) from exc
+    if not isinstance(tags, list) or not all(type(tag) is str for tag in tags):
+        msg = f"the stored tags of item {row[0]!r} are not a JSON list of strings"
+        raise MemoryAdapterError(msg)
+    return tags
 
 
 def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, MemoryItem]]:
@@ -698,7 +811,7 @@ def _write_stream(
                         raise
                     skip(item, exc)
                     continue
-                _upsert(conn, encoded)
+                _upsert(conn, encoded, where)
                 stored += 1
     except sqlite3.Error as exc:
         if not begun:

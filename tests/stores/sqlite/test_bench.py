@@ -54,4 +54,4 @@ def test_bench_reports_both_langgraph_stores_and_the_writers(tmp_path: Path) -> 
         "| operation | lionmem | LangGraph SqliteStore | LangGraph AsyncSqliteStore "
         "| SqliteStore / lionmem | AsyncSqliteStore / lionmem |"
     ) in result.stdout.splitlines()
-    assert "| writers of one store (16 writes each way) |" in result.stdout
+    assert "| writers of one store (16 writes each way, 4 rounds) |" in result.stdout

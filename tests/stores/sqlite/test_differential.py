@@ -1,6 +1,8 @@
 """Differential test: SQLiteMemoryStore against InMemoryStore, the reference, on random data.
 
-The same stores (with colliding ids, so replacements happen), retrieves and searches run on both.
+The same stores (with colliding ids, so replacements happen), retrieves and searches run on both,
+with the worker indexing the newest items after every write, after a few, or never (so searches
+read indexed items, unindexed ones, or both).
 The ids found, in order, and every field of every item must be identical, for every non-negative
 limit. Content is restricted to what the SQLite store can hold exactly (plain JSON values); the
 refusals of everything else have their own tests. Needles mix Unicode traps (dotted I, sharp s, the sigmas, ǅ), NUL,
@@ -17,7 +19,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.stores import _sqlite_query
+from lionmem.stores import _sqlite_query, sqlite
 from lionmem.stores.sqlite import SQLiteMemoryStore
 from tests.profiles import examples
 from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
@@ -83,6 +85,8 @@ item_specs = POOLS.item_specs(
     contents=json_values(scalars, keys=texts),
 )
 limits = st.sampled_from([20, 0, 1, 2, 3, 10**6])
+tails = st.sampled_from([0, 1, 3, 10**9])
+"""Writes after which the worker indexes the newest items (``TAIL_ITEMS``)."""
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("store"), item_specs),
@@ -104,29 +108,34 @@ def payload(item: MemoryItem | None) -> str:
 
 
 async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
+    with mock.patch.object(sqlite, "TAIL_ITEMS", data.draw(tails, label="tail")):
+        await _scenario(data, steps)
+
+
+async def _scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
     reference = InMemoryStore()
     stored: list[dict[str, Any]] = []
-    async with SQLiteMemoryStore(":memory:") as sqlite:
+    async with SQLiteMemoryStore(":memory:") as store:
         for kind, argument in steps:
             if kind == "store":
                 item = MemoryItem(**argument)
-                assert await sqlite.store(item) == await reference.store(item)
+                assert await store.store(item) == await reference.store(item)
                 stored.append(argument)
             elif kind == "store_many":
                 items = [MemoryItem(**spec) for spec in argument]
-                assert await sqlite.store_many(items) == [await reference.store(i) for i in items]
+                assert await store.store_many(items) == [await reference.store(i) for i in items]
                 stored.extend(argument)
             elif kind == "retrieve":
-                found = await sqlite.retrieve(argument)
+                found = await store.retrieve(argument)
                 assert payload(found) == payload(await reference.retrieve(argument))
             else:
                 query = MemoryQuery(**POOLS.query_fields(data, stored, limits))
-                found_items = await sqlite.search(query)
+                found_items = await store.search(query)
                 expected = await reference.search(query)
                 assert [payload(i) for i in found_items] == [payload(i) for i in expected], query
                 event("search found something" if found_items else "search found nothing")
         everything = MemoryQuery(limit=10**6)
-        assert [payload(i) for i in await sqlite.search(everything)] == [
+        assert [payload(i) for i in await store.search(everything)] == [
             payload(i) for i in await reference.search(everything)
         ]
 
@@ -162,20 +171,25 @@ def test_same_results_whichever_predicate_drives(
 def test_limit_stops_at_the_same_items_on_larger_stores(
     words: list[str], needle: str, limit: int
 ) -> None:
-    """With many matching items, the first ``limit`` matches are the reference's."""
+    """With many matching items, the first ``limit`` matches are the reference's, whether the
+    items are indexed, in the tail, or split between the two."""
 
     async def run() -> None:
         reference = InMemoryStore()
-        async with SQLiteMemoryStore(":memory:") as sqlite:
+        async with SQLiteMemoryStore(":memory:") as store:
             items = [MemoryItem(content=f"{n} {word}", tags=[word]) for n, word in enumerate(words)]
-            await sqlite.store_many(items)
+            half = len(items) // 2
+            await store.store_many(items[:half])
+            await store.open()  # the worker has indexed the first half
+            await store.store_many(items[half:])
             for item in items:
                 await reference.store(item)
             for query in (
                 MemoryQuery(text=needle, limit=limit),
                 MemoryQuery(text=needle, tags=["ab", "ΣΣΣ", "None"], limit=limit),
             ):
-                found = [payload(i) for i in await sqlite.search(query)]
+                found = [payload(i) for i in await store.search(query)]
                 assert found == [payload(i) for i in await reference.search(query)], query
 
-    asyncio.run(run())
+    with mock.patch.object(sqlite, "TAIL_ITEMS", 30):
+        asyncio.run(run())

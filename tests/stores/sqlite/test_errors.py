@@ -189,8 +189,8 @@ async def test_damaged_row_fails_search(store: SQLiteMemoryStore, tmp_path: Path
 async def test_damaged_metadata_fails_filtered_search(
     store: SQLiteMemoryStore, tmp_path: Path
 ) -> None:
-    """Metadata that is not a JSON object fails a filtered search."""
-    await _damage(store, tmp_path / "memory.db", "metadata", "[1]")
+    """Metadata that is not a JSON object fails a filtered search that reads it."""
+    await _damage(store, tmp_path / "memory.db", "metadata", '[{"k":1}]')
     with pytest.raises(MemoryAdapterError, match="not a JSON object"):
         await store.search(MemoryQuery(filters={"k": 1}))
 

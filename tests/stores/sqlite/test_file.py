@@ -158,13 +158,18 @@ def _add_step(monkeypatch: pytest.MonkeyPatch, step: object) -> None:
 
 
 async def test_older_file_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Opening a version-1 file with a version-2 library applies the step and keeps the items."""
+    """Opening a file of the current version with a library one version newer applies the step
+    and keeps the items."""
     item = MemoryItem(content="kept")
     await make(tmp_path / "m.db", item)
+    newer = _sqlite_schema.SCHEMA_VERSION + 1
     _add_step(monkeypatch, lambda conn: conn.execute("CREATE TABLE extra (n INTEGER)"))
     async with SQLiteMemoryStore(tmp_path / "m.db") as store:
         found = await store.retrieve(item.id)
-    assert (dump(found), raw(tmp_path / "m.db", "PRAGMA user_version")) == (dump(item), [(2,)])
+    assert (dump(found), raw(tmp_path / "m.db", "PRAGMA user_version")) == (
+        dump(item),
+        [(newer,)],
+    )
 
 
 async def test_failed_migration_changes_nothing(
@@ -172,6 +177,7 @@ async def test_failed_migration_changes_nothing(
 ) -> None:
     """A step that fails half-way leaves the file at its old version with no partial change."""
     await make(tmp_path / "m.db", MemoryItem(content="kept"))
+    current = _sqlite_schema.SCHEMA_VERSION
 
     def broken(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE extra (n INTEGER)")
@@ -181,7 +187,59 @@ async def test_failed_migration_changes_nothing(
     with pytest.raises(MemoryAdapterError):
         await make(tmp_path / "m.db")
     tables = raw(tmp_path / "m.db", "SELECT name FROM sqlite_master WHERE name = 'extra'")
-    assert (tables, raw(tmp_path / "m.db", "PRAGMA user_version")) == ([], [(1,)])
+    assert (tables, raw(tmp_path / "m.db", "PRAGMA user_version")) == ([], [(current,)])
+
+
+def _version_1_file(path: Path, items: list[MemoryItem]) -> None:
+    """Write ``items`` as a version-1 file holds them: every item in all three indexes."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN")
+        _sqlite_schema.MIGRATIONS[0](conn)
+        for seq, item in enumerate(items, start=1):
+            e = _sqlite_codec.encode_item(item)
+            conn.execute(
+                "INSERT INTO items (seq, id, created_at, metadata, content, tags, text) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (seq, e.id, e.created_at, e.metadata, e.content, e.tags, e.text),
+            )
+            _sqlite_schema.insert_text(conn, seq, e.text)
+            conn.executemany("INSERT INTO item_tags VALUES (?, ?)", [(t, seq) for t in e.tag_set])
+            conn.executemany(
+                "INSERT INTO item_fields VALUES (?, ?, ?)", [(k, v, seq) for k, v in e.fields]
+            )
+        conn.execute(f"PRAGMA application_id = {_sqlite_schema.APPLICATION_ID}")
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_a_version_1_file_is_migrated_with_its_items_indexed(tmp_path: Path) -> None:
+    """A version-1 file (every item indexed as written) opens as version 2 with every item
+    recorded as indexed, so the indexes find them; items stored later are found too."""
+    path = tmp_path / "v1.db"
+    old = [
+        MemoryItem(content="old alpha", tags=["t"], metadata={"k": 1}),
+        MemoryItem(content="old beta", tags=["u"], metadata={"k": 2}),
+    ]
+    _version_1_file(path, old)
+    new = MemoryItem(content="new alpha", tags=["t"], metadata={"k": 1})
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(new)
+        found = [
+            await contents(store, MemoryQuery(text="alpha")),
+            await contents(store, MemoryQuery(tags=["t"])),
+            await contents(store, MemoryQuery(filters={"k": 1})),
+            await contents(store, MemoryQuery(text="beta", tags=["u"], filters={"k": 2})),
+        ]
+        indexed = raw(path, "SELECT value FROM lionmem_meta WHERE key = 'indexed_seq'")
+    assert (raw(path, "PRAGMA user_version"), indexed, found) == (
+        [(2,)],
+        [("2",)],
+        [["old alpha", "new alpha"]] * 3 + [["old beta"]],
+    )
 
 
 # ---------------------------------------------------------------- the Unicode rebuild

@@ -204,11 +204,11 @@ async def test_a_delete_cancelled_before_it_starts_deletes_nothing(
 async def test_a_store_cancelled_during_its_commit_stays_committed(
     store: SQLiteMemoryStore,
 ) -> None:
-    """Once the commit has begun, cancelling the caller cannot undo it: the item is stored."""
+    """Once its write has begun, cancelling the caller cannot undo it: the item is stored."""
     entered, release = threading.Event(), threading.Event()
 
     def hold(statement: str) -> None:
-        if statement == "COMMIT":
+        if statement.startswith("INSERT INTO items "):
             entered.set()
             release.wait(10)
 
