@@ -7,12 +7,13 @@ field; a value JSON cannot give back exactly is refused before anything is writt
 Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 
 * Connections: a writer in the store's worker thread, and a read-only reader that answers reads
-  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
-  read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
-  Writes queued together share one commit (waiting up to 1 ms for the writers the previous
-  commit answered); each is acknowledged after it. A write stores the item's row only; the
-  worker adds the newest items to the text, tag and metadata indexes in batches, and searches
-  read the few rows not indexed yet.
+  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget). At
+  ``synchronous=NORMAL``, whose commits do not sync, a third connection inserts a new item in the
+  caller's thread in the same way (no busy timeout, never a checkpoint). Everything else runs in
+  the worker, so the event loop never waits on a sync or a lock. Writes queued together share
+  one commit (waiting up to 1 ms for the writers the previous commit answered); each is
+  acknowledged after it. A write stores the item's row only; the worker adds the newest items to
+  the text, tag and metadata indexes in batches, and searches read the few rows not indexed yet.
 * Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
   ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
   retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
