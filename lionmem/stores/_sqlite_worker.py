@@ -4,8 +4,8 @@ A job is a callable, or one entry of a batch: consecutive batch entries with the
 handed to it together (the store commits them in one transaction), and each caller's future is
 settled only after the runner returns, each event loop woken once for all of its callers. A group
 smaller than the previous one waits up to a millisecond for the callers just answered to queue
-their next entries. A job may queue follow-up work that nobody awaits (``later``). A job whose caller was
-cancelled before the job started is skipped. Each job carries its own event loop, so one worker
+their next entries. Any thread may queue follow-up work that nobody awaits (``later``). A job
+whose caller was cancelled before the job started is skipped. Each job carries its own event loop, so one worker
 serves any number of tasks, threads and event loops. The thread holds no reference to the worker's
 owner between jobs, so an owner that is dropped without ``stop`` can be collected and stop its
 worker from a finalizer.
@@ -127,7 +127,7 @@ class Worker:
     def later(self, job: Callable[[], object]) -> bool:
         """Queue ``job`` with nobody to answer; return whether it was queued (not once stopped).
 
-        Called by a job, in the worker thread, for work that need not delay its own answer.
+        For work that need not delay anyone's answer; from any thread, once a job was submitted.
         """
         with self._lock:
             if self._stopped:

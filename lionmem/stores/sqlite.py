@@ -7,12 +7,13 @@ field; a value JSON cannot give back exactly is refused before anything is writt
 Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 
 * Connections: a writer in the store's worker thread, and a read-only reader that answers reads
-  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget); any other
-  read, and every write, runs in the worker, so the event loop never waits on a write or a lock.
-  Writes queued together share one commit (waiting up to 1 ms for the writers the previous
-  commit answered); each is acknowledged after it. A write stores the item's row only; the
-  worker adds the newest items to the text, tag and metadata indexes in batches, and searches
-  read the few rows not indexed yet.
+  in the caller's thread when it can without waiting (no busy timeout, a 2 ms budget). At
+  ``synchronous=NORMAL``, whose commits do not sync, a third connection inserts a new item in the
+  caller's thread in the same way (no busy timeout, never a checkpoint). Everything else runs in
+  the worker, so the event loop never waits on a sync or a lock. Writes queued together share
+  one commit (waiting up to 1 ms for the writers the previous commit answered); each is
+  acknowledged after it. A write stores the item's row only; the worker adds the newest items to
+  the text, tag and metadata indexes in batches, and searches read the few rows not indexed yet.
 * Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
   ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
   retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
@@ -32,6 +33,7 @@ Extras beyond the protocol: ``store_many``, ``store_stream``, ``delete``, ``coun
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -112,6 +114,9 @@ _MISSED = object()
 TAIL_ITEMS = 128
 """Writes after which the worker indexes the items not indexed yet (searches read those rows)."""
 _INDEX_BATCH = 1000
+CHECKPOINT_WRITES = 300
+"""Writes in the caller's thread (which never checkpoint) after which such writes pause until the
+worker has checkpointed the WAL, so that the WAL stays bounded."""
 _MAX_BATCH = 2**62
 _MAX_BUSY_TIMEOUT = 2_147_483  # SQLite takes the timeout in milliseconds, as a C int
 
@@ -196,19 +201,23 @@ def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
 
 
 class _Connections:
-    """The store's two connections. Its finalizer holds this, never the store itself.
+    """The store's connections. Its finalizer holds this, never the store itself.
 
     ``writer`` is used only in the worker thread. ``reader`` (absent for ``":memory:"``) answers
     reads in the caller's thread while ``reader_lock`` can be taken without waiting; its progress
-    handler interrupts a statement once ``deadline`` has passed.
+    handler interrupts a statement once ``deadline`` has passed. ``direct`` (only for a file at
+    ``synchronous=NORMAL``) inserts new items in the caller's thread while ``direct_lock`` can be
+    taken without waiting.
     """
 
-    __slots__ = ("deadline", "reader", "reader_lock", "writer")
+    __slots__ = ("deadline", "direct", "direct_lock", "reader", "reader_lock", "writer")
 
     def __init__(self) -> None:
         self.writer: sqlite3.Connection | None = None
         self.reader: sqlite3.Connection | None = None
+        self.direct: sqlite3.Connection | None = None
         self.reader_lock = threading.Lock()
+        self.direct_lock = threading.Lock()
         self.deadline = 0.0
 
     def over_budget(self) -> bool:
@@ -218,7 +227,9 @@ class _Connections:
         writer, self.writer = self.writer, None
         with self.reader_lock:
             reader, self.reader = self.reader, None
-        for conn in (writer, reader):
+        with self.direct_lock:
+            direct, self.direct = self.direct, None
+        for conn in (direct, reader, writer):
             if conn is not None:
                 conn.close()
 
@@ -262,10 +273,17 @@ class SQLiteMemoryStore:
         self._busy_timeout = float(busy_timeout)
         self._connections = _Connections()
         self._worker = Worker(f"lionmem-sqlite {self._path}")
-        # Used only in the worker thread: writes since the tail was last indexed, and whether
-        # indexing it is queued.
+        # A commit at NORMAL does not wait for the disk, so a new item may be inserted in the
+        # caller's thread when that can be done without waiting (``_insert_here``).
+        self._direct = synchronous == "NORMAL" and self._path != ":memory:"
+        # Under _tail_lock (writes are counted in the worker and in callers' threads): writes
+        # since the tail was last indexed and whether indexing it is queued; writes in callers'
+        # threads since the last checkpoint and whether one is queued (they pause until it ran).
+        self._tail_lock = threading.Lock()
         self._unindexed = 0
         self._indexing = False
+        self._unchecked = 0
+        self._checkpointing = False
         # The items this store wrote since, by id: indexing them need not decode their JSON.
         self._written: dict[str, EncodedItem] = {}
         weakref.finalize(self, _abandoned, self._worker, self._connections)
@@ -304,9 +322,21 @@ class SQLiteMemoryStore:
         except BaseException:
             conn.close()
             raise
+        direct = None
+        if self._direct and conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            try:
+                direct = self._open_direct()
+            except BaseException:
+                for opened in (reader, conn):
+                    if opened is not None:
+                        opened.close()
+                raise
         with self._connections.reader_lock:
             self._connections.reader = reader
-        self._unindexed = int(tail)
+        with self._connections.direct_lock:
+            self._connections.direct = direct
+        with self._tail_lock:
+            self._unindexed = int(tail)
         return conn
 
     def _open_reader(self) -> sqlite3.Connection:
@@ -322,6 +352,21 @@ class SQLiteMemoryStore:
             raise
         reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
         return reader
+
+    def _open_direct(self) -> sqlite3.Connection:
+        # No busy timeout: an insert that meets a lock goes to the worker instead of waiting.
+        # No checkpoints either (they sync the disk): the worker runs them (``_checkpoint``).
+        direct = sqlite3.connect(
+            self._path, timeout=0, isolation_level=None, check_same_thread=False
+        )
+        try:
+            direct.execute("PRAGMA synchronous = NORMAL")
+            direct.execute("PRAGMA wal_autocheckpoint = 0")
+            direct.execute("PRAGMA temp_store = MEMORY")
+        except BaseException:
+            direct.close()
+            raise
+        return direct
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``operation`` in the worker thread, opening the file first if needed."""
@@ -366,19 +411,43 @@ class SQLiteMemoryStore:
                 outcomes.append((None, None))
         return outcomes
 
-    def _wrote(self, count: int, items: Iterable[EncodedItem] = ()) -> None:
-        """Count ``count`` written items; past ``TAIL_ITEMS``, queue the indexing of the tail."""
-        self._unindexed += count
-        for encoded in items:
-            self._written[encoded.id] = encoded
-        if self._unindexed >= TAIL_ITEMS and not self._indexing:
-            self._indexing = self._worker.later(self._index_tail)
+    def _wrote(self, count: int, items: Iterable[EncodedItem] = (), *, here: bool = False) -> None:
+        """Count ``count`` written items; past ``TAIL_ITEMS``, queue the indexing of the tail.
+
+        ``here``: one item inserted in the caller's thread; past ``CHECKPOINT_WRITES`` of those,
+        queue a checkpoint (in any thread: the queue is thread-safe).
+        """
+        with self._tail_lock:
+            for encoded in items:
+                self._written[encoded.id] = encoded
+            self._unindexed += count
+            if self._unindexed >= TAIL_ITEMS and not self._indexing:
+                self._indexing = self._worker.later(self._index_tail)
+            if here:
+                self._unchecked += 1
+                if self._unchecked >= CHECKPOINT_WRITES and not self._checkpointing:
+                    self._checkpointing = self._worker.later(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the file without waiting for anyone (in the worker thread).
+
+        Inserts in callers' threads pause meanwhile, so it can reach the end of the WAL, which the
+        next write then starts again from its beginning.
+        """
+        # A failure (the file busy, read-only or full) leaves the WAL as it is; the next
+        # CHECKPOINT_WRITES writes try again.
+        with contextlib.suppress(MemoryAdapterError):
+            self._run(_checkpoint_wal)
+        with self._tail_lock:
+            self._unchecked = 0
+            self._checkpointing = False
 
     def _index_tail(self) -> None:
         """Index the items not indexed yet (in the worker thread, after the writes queued)."""
-        self._indexing = False
-        self._unindexed = 0
-        written, self._written = self._written, {}
+        with self._tail_lock:
+            self._indexing = False
+            self._unindexed = 0
+            written, self._written = self._written, {}
         where = repr(self._path)
         # A failure (the file busy for long, read-only, full, or a damaged row) leaves the tail
         # as it is: searches read it, and the next TAIL_ITEMS writes try again.
@@ -389,7 +458,9 @@ class SQLiteMemoryStore:
 
     def _finish(self) -> None:
         """Index the tail of an opened store, then close the connections (the close job)."""
-        if self._connections.writer is not None and self._unindexed:
+        with self._tail_lock:
+            unindexed = self._unindexed
+        if self._connections.writer is not None and unindexed:
             self._index_tail()
         self._connections.close()
 
@@ -422,6 +493,34 @@ class SQLiteMemoryStore:
         except WorkerStopped:
             raise self._closed() from None
         await future
+
+    def _insert_here(self, encoded: EncodedItem) -> bool:
+        """Insert a new item on the direct connection in this thread; return whether it did.
+
+        Not done (the worker then writes it, exactly as it would anyway) when the store has no
+        direct connection, another thread is using it, a checkpoint is due, the file is locked
+        (no busy timeout), the id is stored already (a replacement needs a transaction), or on
+        any other SQLite error. The insert is one statement, its own transaction: all or nothing.
+        """
+        connections = self._connections
+        # _checkpointing is read without _tail_lock: a stale answer only sends one more insert
+        # one way or the other.
+        if self._checkpointing or not connections.direct_lock.acquire(blocking=False):
+            return False
+        try:
+            direct = connections.direct
+            if direct is None:
+                return False
+            try:
+                if not _insert(direct, encoded).rowcount:
+                    return False
+            except sqlite3.Error:
+                rollback(direct)
+                return False
+        finally:
+            connections.direct_lock.release()
+        self._wrote(1, (encoded,), here=True)
+        return True
 
     def _read_here(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | object:
         """Run a read on the reader connection in this thread, or return ``_MISSED``.
@@ -460,6 +559,9 @@ class SQLiteMemoryStore:
             with self._connections.reader_lock:
                 if self._connections.reader is not None:
                     setting(self._connections.reader)
+            with self._connections.direct_lock:
+                if self._connections.direct is not None:
+                    setting(self._connections.direct)
 
         await self._call(apply)
 
@@ -510,6 +612,13 @@ class SQLiteMemoryStore:
         """
         encoded = encode_item(_require_item(item))
         self._check_open()
+        if self._direct and self._connections.direct is not None:
+            # Let the loop's other tasks run first, as a write sent to the worker would: a task
+            # writing in a loop must not hold the event loop. Cancelled here, nothing is written.
+            await asyncio.sleep(0)
+            self._check_open()
+            if self._insert_here(encoded):
+                return item.id
         await self._write((encoded,))
         return item.id
 
@@ -638,6 +747,10 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str)
             conn.execute("BEGIN IMMEDIATE")
         for encoded in batch:
             _upsert(conn, encoded, where)
+
+
+def _checkpoint_wal(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def _index(

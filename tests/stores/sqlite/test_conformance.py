@@ -1,5 +1,8 @@
 """SQLiteMemoryStore against the ADR-0093 conformance suite, reference-search profile included.
 
+Both at the default ``synchronous=FULL`` (every write in the worker) and at ``NORMAL`` (new items
+inserted in the caller's thread).
+
 The ``memory_adapter_harness`` fixture switches on lionmem's pytest plugin, which adds one test
 per conformance case beside it (``TestMemoryAdapterConformance``).
 """
@@ -12,13 +15,13 @@ import pytest
 
 from lionmem import ExternalMemoryStore, MemoryAdapterManifest
 from lionmem.conformance import run
-from lionmem.stores.sqlite import MANIFEST, SQLiteMemoryStore
+from lionmem.stores.sqlite import MANIFEST, SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support.harness import SQLiteHarness
 
 
-@pytest.fixture
-def memory_adapter_harness(tmp_path: Path) -> SQLiteHarness:
-    return SQLiteHarness(tmp_path)
+@pytest.fixture(params=["FULL", "NORMAL"])
+def memory_adapter_harness(tmp_path: Path, request: pytest.FixtureRequest) -> SQLiteHarness:
+    return SQLiteHarness(tmp_path, synchronous=request.param)
 
 
 def test_is_an_external_memory_store(tmp_path: Path) -> None:
@@ -52,9 +55,10 @@ def test_manifest_is_shared_and_immutable(tmp_path: Path) -> None:
     assert manifest is MANIFEST
 
 
-async def test_suite_passes_through_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_suite_passes_through_run(tmp_path: Path, synchronous: Synchronous) -> None:
     """run() fails no case; only the two whose preconditions SQLite lacks are not applicable."""
-    report = await run(SQLiteHarness(tmp_path), examples=20)
+    report = await run(SQLiteHarness(tmp_path, synchronous=synchronous), examples=20)
     statuses = {result.case: result.status for result in report.results}
     failed = {result.case: result.reason for result in report.results if result.status == "failed"}
     assert failed == {}

@@ -2,7 +2,8 @@
 
 The same stores (with colliding ids, so replacements happen), retrieves and searches run on both,
 with the worker indexing the newest items after every write, after a few, or never (so searches
-read indexed items, unindexed ones, or both).
+read indexed items, unindexed ones, or both), on a private in-memory database (every write in the
+worker) or on a file at ``synchronous=NORMAL`` (new items inserted in the caller's thread).
 The ids found, in order, and every field of every item must be identical, for every non-negative
 limit. Content is restricted to what the SQLite store can hold exactly (plain JSON values); the
 refusals of everything else have their own tests. Needles mix Unicode traps (dotted I, sharp s, the sigmas, ǅ), NUL,
@@ -12,6 +13,8 @@ SQL and FTS syntax, and pieces of stored content long enough to use the trigram 
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -87,6 +90,9 @@ item_specs = POOLS.item_specs(
 limits = st.sampled_from([20, 0, 1, 2, 3, 10**6])
 tails = st.sampled_from([0, 1, 3, 10**9])
 """Writes after which the worker indexes the newest items (``TAIL_ITEMS``)."""
+places = st.sampled_from(["memory", "file at NORMAL"])
+"""Where the store keeps its items: ``":memory:"``, or a file whose new items are inserted in the
+caller's thread."""
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("store"), item_specs),
@@ -108,14 +114,23 @@ def payload(item: MemoryItem | None) -> str:
 
 
 async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
-    with mock.patch.object(sqlite, "TAIL_ITEMS", data.draw(tails, label="tail")):
-        await _scenario(data, steps)
+    with (
+        mock.patch.object(sqlite, "TAIL_ITEMS", data.draw(tails, label="tail")),
+        tempfile.TemporaryDirectory() as directory,
+    ):
+        if data.draw(places, label="place") == "memory":
+            store = SQLiteMemoryStore(":memory:")
+        else:
+            store = SQLiteMemoryStore(Path(directory) / "memory.db", synchronous="NORMAL")
+        await _scenario(data, steps, store)
 
 
-async def _scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
+async def _scenario(
+    data: st.DataObject, steps: list[tuple[str, Any]], store: SQLiteMemoryStore
+) -> None:
     reference = InMemoryStore()
     stored: list[dict[str, Any]] = []
-    async with SQLiteMemoryStore(":memory:") as store:
+    async with store:
         for kind, argument in steps:
             if kind == "store":
                 item = MemoryItem(**argument)

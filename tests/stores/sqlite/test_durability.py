@@ -72,13 +72,15 @@ async def test_file_is_consistent_after_sigkill(tmp_path: Path) -> None:
     assert count in (len(acknowledged), len(acknowledged) + 1)
 
 
-def test_two_writers_and_a_reader_share_one_file(tmp_path: Path) -> None:
-    """Two writer processes and a reader run at once: no error escapes and no write is lost."""
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+def test_two_writers_and_a_reader_share_one_file(tmp_path: Path, synchronous: str) -> None:
+    """Two writer processes and a reader run at once: no error escapes and no write is lost
+    (at NORMAL, the single writes are inserted in the caller's thread unless the file is busy)."""
     path = tmp_path / "shared.db"
     per_writer = 60
     processes = {
-        "a": child("mp_writer.py", str(path), "a", str(per_writer), "1"),
-        "b": child("mp_writer.py", str(path), "b", str(per_writer), "5"),
+        "a": child("mp_writer.py", str(path), "a", str(per_writer), "1", synchronous),
+        "b": child("mp_writer.py", str(path), "b", str(per_writer), "5", synchronous),
         "reader": child("mp_reader.py", str(path), str(2 * per_writer), str(WAIT)),
     }
     try:

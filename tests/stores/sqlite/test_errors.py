@@ -17,9 +17,11 @@ from lionmem.stores.sqlite import SQLiteMemoryStore
 from tests.stores.sqlite.support import dump, raw
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
-    async with SQLiteMemoryStore(tmp_path / "memory.db", busy_timeout=0.05) as opened:
+@pytest.fixture(params=["FULL", "NORMAL"])
+async def store(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[SQLiteMemoryStore]:
+    """A store at FULL (every write in the worker) or NORMAL (new items inserted here)."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, busy_timeout=0.05, synchronous=request.param) as opened:
         yield opened
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.stores.sqlite import SQLiteMemoryStore
+from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
 
 
@@ -78,7 +78,13 @@ def _in_child(job: object) -> str:
 
 async def _child_uses(store: SQLiteMemoryStore, path: Path, item_id: UUID) -> str:
     steps = []
-    for call in (store.count(), store.retrieve(item_id), store.search(MemoryQuery())):
+    calls = (
+        store.count(),
+        store.retrieve(item_id),
+        store.search(MemoryQuery()),
+        store.store(MemoryItem(content="through the parent's store")),
+    )
+    for call in calls:
         try:
             await call
         except MemoryAdapterUnavailable as exc:
@@ -97,14 +103,18 @@ async def _child_uses(store: SQLiteMemoryStore, path: Path, item_id: UUID) -> st
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_store_used_before_fork_is_unavailable_in_the_child(tmp_path: Path) -> None:
-    """In a forked child, the parent's store raises at once (no hang); a new store works there."""
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+def test_a_store_used_before_fork_is_unavailable_in_the_child(
+    tmp_path: Path, synchronous: Synchronous
+) -> None:
+    """In a forked child, the parent's store raises at once (no hang), a write too (at NORMAL it
+    would otherwise use the parent's direct connection); a new store works there."""
     path = tmp_path / "memory.db"
-    store = SQLiteMemoryStore(path)
+    store = SQLiteMemoryStore(path, synchronous=synchronous)
     item = MemoryItem(content="parent")
     asyncio.run(store.store(item))
     report = _in_child(lambda: asyncio.run(_child_uses(store, path, item.id)))
-    assert report == "fork, fork, fork, closed, own store: parent"
+    assert report == "fork, fork, fork, fork, closed, own store: parent"
 
     async def parent() -> list[object]:
         found = await contents(store, EVERYTHING)

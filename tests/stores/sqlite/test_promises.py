@@ -14,13 +14,14 @@ from pydantic import ValidationError
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.stores import _sqlite_schema
-from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
+from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous, UnrepresentableValueError
 from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteMemoryStore]:
-    async with SQLiteMemoryStore(tmp_path / "memory.db") as opened:
+@pytest.fixture(params=["FULL", "NORMAL"])
+async def store(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[SQLiteMemoryStore]:
+    """A store at FULL (every write in the worker) or NORMAL (new items inserted here)."""
+    async with SQLiteMemoryStore(tmp_path / "memory.db", synchronous=request.param) as opened:
         yield opened
 
 
@@ -207,10 +208,14 @@ async def test_a_huge_batch_size_reads_everything_at_once(store: SQLiteMemorySto
 # ---------------------------------------------------------------- after close
 
 
-async def test_every_call_after_close_is_unavailable(tmp_path: Path) -> None:
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_every_call_after_close_is_unavailable(
+    tmp_path: Path, synchronous: Synchronous
+) -> None:
     """After close(), every operation raises MemoryAdapterUnavailable, even one known locally."""
-    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    store = SQLiteMemoryStore(tmp_path / "memory.db", synchronous=synchronous)
     await store.store(MemoryItem(content="x"))
+    await store.store(MemoryItem(content="y"))
     await store.close()
     calls = {
         "search limit 0": store.search(MemoryQuery(limit=0)),
@@ -250,14 +255,18 @@ async def test_items_yields_an_item_stored_after_the_last_was_deleted(
     assert seen == ["a", "b", "c"]
 
 
-async def test_positions_stay_increasing_across_reopen(tmp_path: Path) -> None:
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_positions_stay_increasing_across_reopen(
+    tmp_path: Path, synchronous: Synchronous
+) -> None:
     """The last position deleted is remembered in the file, so a reopened store does not reuse it."""
     path = tmp_path / "memory.db"
-    async with SQLiteMemoryStore(path) as store:
+    async with SQLiteMemoryStore(path, synchronous=synchronous) as store:
         await fill(store, MemoryItem(content="a"), doomed := MemoryItem(content="b"))
         (before,) = raw(path, "SELECT seq FROM items WHERE id = ?", str(doomed.id))
         await store.delete(doomed.id)
-    async with SQLiteMemoryStore(path) as store:
+    async with SQLiteMemoryStore(path, synchronous=synchronous) as store:
+        await store.open()
         await store.store(fresh := MemoryItem(content="c"))
     (after,) = raw(path, "SELECT seq FROM items WHERE id = ?", str(fresh.id))
     assert after[0] > before[0]

@@ -1,6 +1,7 @@
 """The conformance harness of SQLiteMemoryStore (ADR-0093 D2) over a temporary directory.
 
-Each ``reset`` closes the stores made so far and moves to a new, empty database file, so every
+The stores run at the ``synchronous`` mode given (at ``NORMAL`` new items are inserted in the
+caller's thread). Each ``reset`` closes the stores made so far and moves to a new, empty database file, so every
 case (and every example of the reference-search profile) starts from an empty namespace. The
 index is immediate, so ``make_search_index_visible`` does nothing. The faults are real SQLite
 conditions reached through the engine itself:
@@ -22,7 +23,7 @@ import tempfile
 from pathlib import Path
 from uuid import UUID, uuid4
 
-from lionmem.stores.sqlite import SQLiteMemoryStore
+from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 
 BUSY_TIMEOUT = 0.05
 """Short, so that a case meeting a held lock fails over in well under a second."""
@@ -35,8 +36,11 @@ def _interrupt_everything(conn: sqlite3.Connection) -> None:
 class SQLiteHarness:
     """Makes SQLiteMemoryStores over fresh files in ``directory`` and breaks them on request."""
 
-    def __init__(self, directory: Path, *, owned: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, owned: bool = False, synchronous: Synchronous = "FULL"
+    ) -> None:
         self.directory = directory
+        self.synchronous: Synchronous = synchronous
         self.owned = owned  # close() then deletes the directory too
         self.generation = 0
         self.stores: list[SQLiteMemoryStore] = []
@@ -49,7 +53,9 @@ class SQLiteHarness:
 
     async def make_store(self) -> SQLiteMemoryStore:
         """Return a store over the current file (interrupted already if the transport is down)."""
-        store = SQLiteMemoryStore(self.path, busy_timeout=BUSY_TIMEOUT)
+        store = SQLiteMemoryStore(
+            self.path, busy_timeout=BUSY_TIMEOUT, synchronous=self.synchronous
+        )
         self.stores.append(store)
         if self.unavailable:
             await store._configure(_interrupt_everything)

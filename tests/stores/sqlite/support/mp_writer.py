@@ -1,5 +1,7 @@
 """Write ``count`` items to one file, alone or in batches, printing each acknowledged id.
 
+Arguments: path, writer name, count, batch size, and optionally the store's ``synchronous`` mode.
+
 Run by ``tests/stores/sqlite/test_durability.py`` beside another writer and a reader. Any exception
 (a "database is locked" that escaped, say) ends the process with status 1 and a traceback.
 """
@@ -8,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import cast
 
 from lionmem import MemoryItem
-from lionmem.stores.sqlite import SQLiteMemoryStore
+from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 
 
-async def main(path: str, name: str, count: int, batch: int) -> None:
-    async with SQLiteMemoryStore(path) as store:
+async def main(path: str, name: str, count: int, batch: int, synchronous: Synchronous) -> None:
+    async with SQLiteMemoryStore(path, synchronous=synchronous) as store:
         for start in range(0, count, batch):
             items = [
                 MemoryItem(
@@ -31,4 +34,5 @@ async def main(path: str, name: str, count: int, batch: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    mode = cast(Synchronous, sys.argv[5] if len(sys.argv) > 5 else "FULL")
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), mode))
