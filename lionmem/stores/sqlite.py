@@ -12,8 +12,9 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
   caller's thread in the same way (no busy timeout, never a checkpoint). Everything else runs in
   the worker, so the event loop never waits on a sync or a lock. Writes queued together share
   one commit (waiting up to 1 ms for the writers the previous commit answered); each is
-  acknowledged after it. A write stores the item's row only; the worker adds the newest items to
-  the text, tag and metadata indexes in batches, and searches read the few rows not indexed yet.
+  acknowledged after it. A write of fewer than ``TAIL_ITEMS`` items stores the rows only; the
+  worker adds the newest items to the text, tag and metadata indexes in batches, and searches
+  read the few rows not indexed yet. A bigger write indexes the tail in its own transaction.
 * Durability: WAL with ``synchronous=FULL`` by default; an acknowledged write survives
   ``kill -9`` and power loss. Busy waits last ``busy_timeout`` seconds; a locked operation is
   retried twice (50 ms, 200 ms, with jitter), then raises ``MemoryAdapterUnavailable``.
@@ -112,7 +113,7 @@ _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _MISSED = object()
 TAIL_ITEMS = 128
-"""Writes after which the worker indexes the items not indexed yet (searches read those rows)."""
+"""Items written after which the worker indexes the tail; a write this big indexes it itself."""
 _INDEX_BATCH = 1000
 CHECKPOINT_WRITES = 300
 """Writes in the caller's thread (which never checkpoint) after which such writes pause until the
@@ -394,35 +395,44 @@ class SQLiteMemoryStore:
         if len(batches) > 1:
             everything = tuple(chain.from_iterable(batches))
             try:
-                self._run(partial(_write, batch=everything, where=where))
+                indexed = self._run(partial(_write, batch=everything, where=where))
             except Exception:
                 pass  # the writes are committed one by one just below
             else:
-                self._wrote(len(everything), everything)
+                self._wrote(len(everything), everything, indexed=indexed)
                 return [(None, None)] * len(batches)
         outcomes: list[Outcome] = []
         for batch in batches:
             try:
-                self._run(partial(_write, batch=batch, where=where))
+                indexed = self._run(partial(_write, batch=batch, where=where))
             except Exception as exc:
                 outcomes.append((None, exc))
             else:
-                self._wrote(len(batch), batch)
+                self._wrote(len(batch), batch, indexed=indexed)
                 outcomes.append((None, None))
         return outcomes
 
-    def _wrote(self, count: int, items: Iterable[EncodedItem] = (), *, here: bool = False) -> None:
-        """Count ``count`` written items; past ``TAIL_ITEMS``, queue the indexing of the tail.
+    def _wrote(
+        self,
+        count: int,
+        items: Iterable[EncodedItem] = (),
+        *,
+        indexed: bool = False,
+        here: bool = False,
+    ) -> None:
+        """Count ``count`` written items, unless the write ``indexed`` them itself; past
+        ``TAIL_ITEMS``, queue the indexing of the tail.
 
         ``here``: one item inserted in the caller's thread; past ``CHECKPOINT_WRITES`` of those,
         queue a checkpoint (in any thread: the queue is thread-safe).
         """
         with self._tail_lock:
-            for encoded in items:
-                self._written[encoded.id] = encoded
-            self._unindexed += count
-            if self._unindexed >= TAIL_ITEMS and not self._indexing:
-                self._indexing = self._worker.later(self._index_tail)
+            if not indexed:
+                for encoded in items:
+                    self._written[encoded.id] = encoded
+                self._unindexed += count
+                if self._unindexed >= TAIL_ITEMS and not self._indexing:
+                    self._indexing = self._worker.later(self._index_tail)
             if here:
                 self._unchecked += 1
                 if self._unchecked >= CHECKPOINT_WRITES and not self._checkpointing:
@@ -719,7 +729,7 @@ class SQLiteMemoryStore:
         skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
     ) -> int:
         stored = _write_stream(conn, items, skip, repr(self._path))
-        self._wrote(stored)
+        self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
 
 
@@ -735,18 +745,31 @@ def _count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
 
 
-def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str) -> None:
-    if len(batch) == 1 and _insert(conn, batch[0]).rowcount:
-        return  # one new item: one statement, its own transaction (it takes the write lock first)
+def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str) -> bool:
+    """Write ``batch``; one of ``TAIL_ITEMS`` or more items is indexed in the same transaction
+    (return whether it was)."""
+    bulk = len(batch) >= TAIL_ITEMS
+    if len(batch) == 1 and not bulk and _insert(conn, batch[0]).rowcount:
+        return False  # one new item: one statement, its own transaction (it takes the write lock first)
     with transaction(conn):
-        if len(batch) > 1:
-            rows = [(e.id, e.created_at, e.metadata, e.content, e.tags, e.text) for e in batch]
-            if conn.executemany(_INSERT, rows).rowcount == len(batch):
-                return  # new items only, the common case: one statement for all
-            conn.execute("ROLLBACK")  # some ids are stored already: one at a time, in order
-            conn.execute("BEGIN IMMEDIATE")
-        for encoded in batch:
-            _upsert(conn, encoded, where)
+        rows = [(e.id, e.created_at, e.metadata, e.content, e.tags, e.text) for e in batch]
+        if len(batch) == 1 or conn.executemany(_INSERT, rows).rowcount != len(batch):
+            if len(batch) > 1:  # some ids are stored already: one at a time, in order
+                conn.execute("ROLLBACK")
+                conn.execute("BEGIN IMMEDIATE")
+            for encoded in batch:
+                _upsert(conn, encoded, where)
+        if bulk:
+            _index_all(conn, where, {e.id: e for e in batch})
+    return bulk
+
+
+def _index_all(conn: sqlite3.Connection, where: str, known: dict[str, EncodedItem]) -> None:
+    """Index the whole tail inside the caller's transaction; a damaged row stops at its batch
+    (nothing of that batch is written), leaving it and the rows after it to the tail."""
+    with contextlib.suppress(ValueError):
+        while index_tail(conn, where, _INDEX_BATCH, known):
+            pass
 
 
 def _checkpoint_wal(conn: sqlite3.Connection) -> None:
@@ -926,6 +949,8 @@ def _write_stream(
                     continue
                 _upsert(conn, encoded, where)
                 stored += 1
+            if stored >= TAIL_ITEMS:
+                _index_all(conn, where, {})
     except sqlite3.Error as exc:
         if not begun:
             raise  # nothing consumed yet: the whole operation may be retried

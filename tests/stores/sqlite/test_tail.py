@@ -191,3 +191,45 @@ async def test_indexing_commits_without_a_sync_and_writes_keep_theirs(
         "PRAGMA synchronous = EXTRA",
     ]
     assert (pragmas[0] < indexing[0] < pragmas[1], setting) == (True, 3)
+
+
+async def test_a_bulk_write_is_indexed_when_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """store_many and store_stream of TAIL_ITEMS items or more index the whole tail in their own
+    transaction (the smaller writes before them included); smaller ones join the tail."""
+    monkeypatch.setattr(sqlite, "TAIL_ITEMS", 4)
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path) as store:
+        monkeypatch.setattr(store, "_index_tail", lambda: None)  # the worker's batches do nothing
+        for n in range(3):
+            await store.store(MemoryItem(content=f"single {n}", tags=["s"]))
+        singles = indexed_seq(path)
+        await store.store_many([MemoryItem(content=f"many {n}", tags=["m"]) for n in range(4)])
+        after_many = indexed_seq(path)
+        await store.store_stream(MemoryItem(content=f"small {n}") for n in range(3))
+        after_small = indexed_seq(path)
+        await store.store_stream(MemoryItem(content=f"stream {n}", tags=["t"]) for n in range(4))
+        after_stream = indexed_seq(path)
+        tags = raw(path, "SELECT tag, count(*) FROM item_tags GROUP BY tag ORDER BY tag")
+        found = await contents(store, MemoryQuery(text="small"))
+    assert (singles, after_many, after_small, after_stream) == (0, 7, 7, 14)
+    assert [tuple(row) for row in tags] == [("m", 4), ("s", 3), ("t", 4)]
+    assert found == ["small 0", "small 1", "small 2"]
+
+
+async def test_a_bulk_write_over_a_damaged_tail_row_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged row in the tail stops the bulk write's indexing at it, not the write."""
+    monkeypatch.setattr(sqlite, "TAIL_ITEMS", 3)
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path) as store:
+        monkeypatch.setattr(store, "_index_tail", lambda: None)
+        await store.store(MemoryItem(content="damaged", tags=["t"]))
+        raw(path, """UPDATE items SET tags = '["t",1]'""")
+        await store.store_many([MemoryItem(content=f"bulk {n}") for n in range(3)])
+        count = await store.count()
+        found = await contents(store, MemoryQuery(text="bulk"))
+        stuck = indexed_seq(path)
+    assert (count, found, stuck) == (4, ["bulk 0", "bulk 1", "bulk 2"], 0)
