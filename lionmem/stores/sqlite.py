@@ -47,7 +47,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from functools import partial
 from itertools import chain
 from types import TracebackType
-from typing import Literal, Self, TypeVar, cast
+from typing import Any, Literal, Self, TypeVar, cast
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -287,6 +287,9 @@ class SQLiteMemoryStore:
         self._checkpointing = False
         # The items this store wrote since, by id: indexing them need not decode their JSON.
         self._written: dict[str, EncodedItem] = {}
+        # Operations sent to the worker and not answered yet (under _tail_lock): an insert in the
+        # caller's thread waits its turn behind them, so writes commit in the order of the calls.
+        self._queued = 0
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -495,20 +498,32 @@ class SQLiteMemoryStore:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
             raise self._closed() from None
-        return await future
+        return await self._queue(future)
 
     async def _write(self, batch: tuple[EncodedItem, ...]) -> None:
         try:
             future = self._worker.submit_batch(self._write_batches, batch)
         except WorkerStopped:
             raise self._closed() from None
-        await future
+        await self._queue(future)
+
+    def _queue(self, future: asyncio.Future[_T]) -> asyncio.Future[_T]:
+        """Count ``future``'s operation as queued in the worker until it is answered."""
+        with self._tail_lock:
+            self._queued += 1
+        future.add_done_callback(self._answered)
+        return future
+
+    def _answered(self, _future: asyncio.Future[Any]) -> None:
+        with self._tail_lock:
+            self._queued -= 1
 
     def _insert_here(self, encoded: EncodedItem) -> bool:
         """Insert a new item on the direct connection in this thread; return whether it did.
 
         Not done (the worker then writes it, exactly as it would anyway) when the store has no
-        direct connection, another thread is using it, a checkpoint is due, the file is locked
+        direct connection, another thread is using it, operations of this store wait in the
+        worker (``_queued``, read by the caller), a checkpoint is due, the file is locked
         (no busy timeout), the id is stored already (a replacement needs a transaction), or on
         any other SQLite error. The insert is one statement, its own transaction: all or nothing.
         """
@@ -622,13 +637,12 @@ class SQLiteMemoryStore:
         """
         encoded = encode_item(_require_item(item))
         self._check_open()
-        if self._direct and self._connections.direct is not None:
-            # Let the loop's other tasks run first, as a write sent to the worker would: a task
-            # writing in a loop must not hold the event loop. Cancelled here, nothing is written.
+        # Decided before any await, so writes commit in the order of the calls.
+        if self._direct and not self._queued and self._insert_here(encoded):
+            # Let the loop's other tasks run, as a write sent to the worker would: a task
+            # writing in a loop must not hold the event loop. The item is stored already.
             await asyncio.sleep(0)
-            self._check_open()
-            if self._insert_here(encoded):
-                return item.id
+            return item.id
         await self._write((encoded,))
         return item.id
 

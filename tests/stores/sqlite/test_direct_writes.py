@@ -125,28 +125,55 @@ async def test_the_direct_connection_in_use_sends_the_write_to_the_worker(
     assert seen == [(False, "INSERT INTO items")]
 
 
-async def test_a_store_cancelled_before_its_insert_writes_nothing(
-    store: SQLiteMemoryStore,
-) -> None:
-    """store() lets the loop run once before inserting; cancelled there, it writes nothing."""
-    withdrawn = asyncio.ensure_future(store.store(MemoryItem(content="withdrawn")))
-    await asyncio.sleep(0)  # the write has started and yielded
-    withdrawn.cancel()
+async def test_a_store_cancelled_after_its_insert_is_stored(store: SQLiteMemoryStore) -> None:
+    """store() inserts, then lets the loop run once; cancelled there, the item is stored."""
+    written = asyncio.ensure_future(store.store(MemoryItem(content="written")))
+    await asyncio.sleep(0)  # the insert is done and the store yields
+    written.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await withdrawn
-    assert await store.count() == 0
+        await written
+    assert await contents(store, EVERYTHING) == ["written"]
 
 
-async def test_a_store_closed_before_its_insert_is_unavailable(tmp_path: Path) -> None:
-    """A store closed while a write yields raises the closed error and writes nothing."""
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_writes_commit_in_the_order_of_the_calls(
+    tmp_path: Path, synchronous: Synchronous
+) -> None:
+    """A store() called after a write still queued in the worker waits its turn: no later call
+    overtakes an earlier one, whether it could insert in the caller's thread or not."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, synchronous=synchronous) as store:
+        a, b, c = (MemoryItem(content=name) for name in "abc")
+        await asyncio.gather(store.store(a), store.store_many([b]))
+        await asyncio.gather(store.store_many([c]), store.store(MemoryItem(content="d")))
+        deleted = MemoryItem(content="deleted")
+        await asyncio.gather(store.store(deleted), store.delete(deleted.id))
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # the first store() below must wait for the worker
+
+        async def release() -> None:
+            await asyncio.sleep(0)
+            other.rollback()
+
+        first = MemoryItem(content="v1")
+        await asyncio.gather(
+            store.store(first), release(), store.store(first.model_copy(update={"content": "v2"}))
+        )
+        other.close()
+        found = await contents(store, EVERYTHING)
+        gone = await store.retrieve(deleted.id)
+    assert (found, gone) == (["a", "b", "c", "d", "v2"], None)
+
+
+async def test_a_store_called_before_close_is_stored(tmp_path: Path) -> None:
+    """A store() called before close() is written, as the worker would write it; one called
+    after it raises the closed error."""
     store = SQLiteMemoryStore(tmp_path / "memory.db", synchronous="NORMAL")
     await store.open()
-    writing = asyncio.ensure_future(store.store(MemoryItem(content="late")))
-    await asyncio.sleep(0)
-    await store.close()
+    await asyncio.gather(store.store(MemoryItem(content="early")), store.close())
     with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
-        await writing
-    assert raw(tmp_path / "memory.db", "SELECT count(*) FROM items") == [(0,)]
+        await store.store(MemoryItem(content="late"))
+    assert raw(tmp_path / "memory.db", "SELECT content FROM items") == [('"early"',)]
 
 
 def _wal_frames(path: Path) -> int:
