@@ -23,7 +23,7 @@ from lionmem.stores._postgres_codec import (
     present_entry,
     tag_entry,
 )
-from lionmem.stores._sqlite_codec import canonical, lowered_text
+from lionmem.stores._sqlite_codec import canonical, encodable, lowered_text
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -33,14 +33,6 @@ SELECT = "SELECT seq, id::text, created_at, metadata, content, tags FROM lionmem
 
 MAX_TAGS = 10_000
 """Most distinct tags one query may hold; more raise UnsupportedMemoryQuery."""
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class Plan(NamedTuple):
@@ -73,7 +65,7 @@ def _field_entries(filters: tuple[tuple[str, Any], ...]) -> tuple[list[str], lis
     absent: list[str] = []
     for key, value in filters:
         text = canonical(value)
-        if text is None or not _encodable(key):
+        if text is None or not encodable(key):
             continue
         if value is None:
             absent.append(present_entry(key))
@@ -97,7 +89,7 @@ def plan_search(query: MemoryQuery) -> Plan | None:
     needle: str | None = None
     if query.text:
         lowered = query.text.lower()
-        if not _encodable(lowered):
+        if not encodable(lowered):
             return None  # stored text never holds a lone surrogate
         where.append(f"search LIKE {bind(needle_pattern(lowered))}")
         if "\x00" in lowered or NUL_STANDIN in lowered:
@@ -105,7 +97,7 @@ def plan_search(query: MemoryQuery) -> Plan | None:
     tags: frozenset[str] | None = None
     if query.tags:
         tags = frozenset(query.tags)
-        wanted = sorted({tag_entry(tag) for tag in tags if _encodable(tag)})
+        wanted = sorted({tag_entry(tag) for tag in tags if encodable(tag)})
         if not wanted:
             return None
         if len(wanted) > MAX_TAGS:

@@ -138,14 +138,19 @@ def _check(value: Any, path: str, active: set[int], depth: int = 0) -> None:
     raise UnrepresentableValueError(path, kind.__qualname__, _reason_for(value))
 
 
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can encode ``text`` (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _find_surrogate(value: Any, path: str) -> tuple[str, str] | None:
     """Return the path and type of the first string (or key) holding a lone surrogate."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path, "str"
-        return None
+        return None if encodable(value) else (path, "str")
     if isinstance(value, list):
         for index, element in enumerate(value):
             found = _find_surrogate(element, f"{path}[{index}]")
@@ -173,22 +178,18 @@ def _encode_field(value: Any, name: str) -> str:
             raise
         # int -> str conversion limit (sys.set_int_max_str_digits) and the like.
         raise UnrepresentableValueError(name, type(value).__name__, str(exc)) from exc
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not encodable(text):
         found = _find_surrogate(value, name) or (name, type(value).__name__)
         raise UnrepresentableValueError(
             found[0], found[1], "it holds a lone surrogate, which UTF-8 cannot encode"
-        ) from None
+        )
     return text
 
 
 def _encode_tags(tags: list[str]) -> str:
     """The JSON text of a list of plain strings, as ``_dumps`` writes it (without its overhead)."""
     text = "[" + ",".join([_encode_str(tag) for tag in tags]) + "]"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not encodable(text):
         return _encode_field(tags, "tags")  # raises, naming the tag that holds the surrogate
     return text
 

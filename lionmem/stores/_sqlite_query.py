@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lionmem.errors import UnsupportedMemoryQuery
-from lionmem.stores._sqlite_codec import canonical, json_text
+from lionmem.stores._sqlite_codec import canonical, encodable, json_text
 from lionmem_models.memory_query import MemoryQuery
 
 __all__ = [
@@ -86,14 +86,6 @@ class _Driver(NamedTuple):
     def count_rows(self, counter: Counter) -> int:
         """Return the predicate's row count, stopping at ``CAP``."""
         return counter(self.count_sql, (*self.params, CAP))
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _fts_query(needle: str) -> str:
@@ -252,14 +244,14 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
     draft = SearchDraft()
     if query.text:
         needle = query.text.lower()
-        if not _encodable(needle):
+        if not encodable(needle):
             return None  # stored text never holds a lone surrogate
         draft.needle = needle
         # FTS5 reads a query string only up to a NUL, and trigrams need three characters.
         draft.trigram = len(needle) >= _TRIGRAM and "\x00" not in needle
     if query.tags:
         # A tag that UTF-8 cannot encode equals no stored tag; leave it out of the SQL.
-        wanted = sorted({tag for tag in query.tags if _encodable(tag)})
+        wanted = sorted({tag for tag in query.tags if encodable(tag)})
         if not wanted:
             return None
         if len(wanted) > MAX_TAGS:
@@ -270,7 +262,7 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
         draft.confirm = tuple(query.filters.items())
         for key, value in draft.confirm:
             text = canonical(value)
-            if text is None or not _encodable(key):
+            if text is None or not encodable(key):
                 continue  # decided in Python only
             if value is None:
                 if len(draft.null_keys) < MAX_SQL_FILTERS:

@@ -135,9 +135,9 @@ def rollback(conn: sqlite3.Connection) -> None:
 
 
 @contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
     """Run the block in one write transaction: committed at the end, rolled back on any error."""
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(begin)
     try:
         yield
         conn.execute("COMMIT")
@@ -146,16 +146,9 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-@contextlib.contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+def snapshot(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[None]:
     """Run the block's reads in one read transaction, so they all see the same state."""
-    conn.execute("BEGIN")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
+    return transaction(conn, "BEGIN")
 
 
 def insert_text(conn: sqlite3.Connection, seq: int, text: str) -> None:

@@ -39,7 +39,8 @@ from lionmem.guard import check_query
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
 from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare
-from lionmem.stores._sqlite_codec import decode_item, encode_item
+from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item
+from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -52,19 +53,7 @@ __all__ = [
     "UnrepresentableValueError",
 ]
 
-MANIFEST = MemoryAdapterManifest(
-    adapter="lionmem.postgres",
-    native_item_fields=frozenset({"id", "created_at", "metadata", "content", "tags"}),
-    dropped_item_fields=frozenset(),
-    supported_filters=frozenset(),
-    supports_any_filter_key=True,
-    search_consistency="immediate",
-    retrieve_fidelity="full",
-    search_fidelity="full",
-    search_returns_tags=True,
-    preserves_metadata=True,
-    search_semantics="reference",
-)
+MANIFEST = SQLITE_MANIFEST.model_copy(update={"adapter": "lionmem.postgres"})
 """What every PostgresMemoryStore declares (ADR-0093 D1): the same as SQLiteMemoryStore."""
 
 SERVER_SETTINGS = {
@@ -218,11 +207,9 @@ class PostgresMemoryStore:
         if type(namespace) is not str:
             msg = f"namespace must be a str, got {type(namespace).__qualname__}"
             raise TypeError(msg)
-        try:
-            namespace.encode("utf-8")
-        except UnicodeEncodeError:
+        if not encodable(namespace):
             msg = "namespace holds a lone surrogate, which UTF-8 cannot encode"
-            raise ValueError(msg) from None
+            raise ValueError(msg)
         if type(max_size) is not int or max_size < 1:
             msg = f"max_size must be an int of at least 1, got {max_size!r}"
             raise ValueError(msg)

@@ -766,7 +766,7 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str)
     if len(batch) == 1 and not bulk and _insert(conn, batch[0]).rowcount:
         return False  # one new item: one statement, its own transaction (it takes the write lock first)
     with transaction(conn):
-        rows = [(e.id, e.created_at, e.metadata, e.content, e.tags, e.text) for e in batch]
+        rows = [_insert_values(e) for e in batch]
         if len(batch) == 1 or conn.executemany(_INSERT, rows).rowcount != len(batch):
             if len(batch) > 1:  # some ids are stored already: one at a time, in order
                 conn.execute("ROLLBACK")
@@ -815,7 +815,11 @@ _INSERT = (
 
 def _insert(conn: sqlite3.Connection, e: EncodedItem) -> sqlite3.Cursor:
     """Insert ``e`` as a new item (its ``rowcount`` is 0 if its id is stored already)."""
-    return conn.execute(_INSERT, (e.id, e.created_at, e.metadata, e.content, e.tags, e.text))
+    return conn.execute(_INSERT, _insert_values(e))
+
+
+def _insert_values(e: EncodedItem) -> tuple[str, str, str, str, str, str]:
+    return (e.id, e.created_at, e.metadata, e.content, e.tags, e.text)
 
 
 def _upsert(conn: sqlite3.Connection, e: EncodedItem, where: str) -> None:
