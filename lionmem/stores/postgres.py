@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any, Self, TypeVar
 from uuid import UUID
@@ -293,7 +293,8 @@ class PostgresMemoryStore:
         """Run ``operation`` on one pooled connection (creating the tables first if needed).
 
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
-        (the operation is idempotent), the operation runs once more on a new connection.
+        (the operation is idempotent), the operation runs once more on a new connection. An
+        exception the operation wraps in ``_Own`` is raised as it is, untranslated.
         """
         pool = await self._get_pool()
         for attempt in range(2):
@@ -301,11 +302,14 @@ class PostgresMemoryStore:
                 conn = await pool.acquire(timeout=self._connect_timeout)
             except Exception as exc:
                 raise _translate(exc, self._where()) from exc
+            own: Exception | None = None
             try:
                 if not self._prepared:
                     await prepare(conn, self._where())
                     self._prepared = True
                 return await operation(conn)
+            except _Own as carried:
+                own = carried.error
             except Exception as exc:
                 again = retry and attempt == 0
                 if _lost(exc):
@@ -318,6 +322,8 @@ class PostgresMemoryStore:
                 # A broken connection is terminated by release, which may re-raise.
                 with contextlib.suppress(Exception):
                     await pool.release(conn)
+            if own is not None:
+                raise own  # outside the handler, so the carrier is not chained to it
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -416,6 +422,44 @@ class PostgresMemoryStore:
             self._analysed = True
         return [item.id for item in batch]
 
+    async def store_stream(
+        self,
+        items: Iterable[MemoryItem],
+        *,
+        on_unrepresentable: Callable[[MemoryItem, UnrepresentableValueError], None] | None = None,
+    ) -> int:
+        """Store every item ``items`` yields in one transaction; return how many were stored.
+
+        Unlike ``store_many`` the items are never all in memory: ``items`` is read on the event
+        loop's thread, inside the transaction, ``_BATCH`` items between two statements (so it
+        must not block for long, nor use this store). Any exception it raises, a non-item
+        (``TypeError``) or an item that cannot be stored exactly rolls everything back and is
+        raised as it is; with ``on_unrepresentable`` such an item is given to it and skipped
+        instead. A repeated id is stored once, at its first position, holding its last value.
+        A database failure is never retried: the items read cannot be read again.
+        """
+        ns = self._ns
+        chunks = _chunks(items, on_unrepresentable)
+
+        async def write(conn: Any) -> int:
+            stored = 0
+            async with conn.transaction():
+                while True:
+                    try:
+                        chunk = next(chunks, None)
+                    except Exception as exc:
+                        raise _Own(exc) from None
+                    if chunk is None:
+                        return stored
+                    await conn.execute(_UPSERT_MANY, ns, *_columns(_unique(chunk)))
+                    stored += len(chunk)
+
+        stored = await self._call(write, retry=False)
+        if stored >= _BATCH and not self._analysed:
+            await self._call(_analyse_if_never)
+            self._analysed = True
+        return stored
+
     async def _write_rows(self, rows: list[Row]) -> None:
         """Upsert ``rows`` in one transaction (one statement for up to ``_BATCH`` rows)."""
         ns = self._ns
@@ -492,6 +536,38 @@ async def _analyse_if_never(conn: Any) -> None:
         "SELECT reltuples < 0 FROM pg_class WHERE oid = 'lionmem_items'::regclass"
     ):
         await conn.execute("ANALYZE lionmem_items")
+
+
+class _Own(Exception):
+    """Carries an exception of an operation's own (not the database's) out of ``_call``,
+    which raises ``error`` unchanged instead of translating it."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _chunks(
+    items: Iterable[MemoryItem],
+    skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
+) -> Iterator[list[Row]]:
+    """The rows of ``items``, up to ``_BATCH`` at a time, each item encoded as it is read; an
+    unrepresentable one is given to ``skip`` (and left out), or raised without it."""
+    chunk: list[Row] = []
+    for item in items:
+        try:
+            row = _row(item)
+        except UnrepresentableValueError as exc:
+            if skip is None:
+                raise
+            skip(item, exc)
+            continue
+        chunk.append(row)
+        if len(chunk) == _BATCH:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _quote_namespace(namespace: str) -> str:
