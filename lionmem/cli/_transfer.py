@@ -3,8 +3,8 @@
 ``import`` validates every line as a ``MemoryItem`` document and stores the lot in one
 transaction: a bad line aborts with its number and the reason, and nothing is written (a killed
 import leaves nothing either). ``--skip-invalid`` stores the good lines and reports each bad one.
-A store with ``store_stream`` (SQLite) reads the file as it writes, in constant memory; another
-store gets one ``store_many`` call. ``export`` writes every item in insertion order, a page at a
+A store with ``store_stream`` (SQLite, PostgreSQL) reads the file as it writes, in constant
+memory; another store gets one ``store_many`` call. ``export`` writes every item in insertion order, a page at a
 time, as ``model_dump_json()`` lines, which ``import`` reads back field for field.
 """
 
