@@ -21,6 +21,10 @@ import time
 from pathlib import Path
 
 TEMPLATE = "lionmem_template"
+PREFIX = "lionmem-pg-"
+"""The name every cluster directory starts with, in the temporary directory."""
+OWNER = "owner"
+"""The file in a cluster directory naming the process that made it (pid and start time)."""
 DEBIAN_ROOT = Path("/usr/lib/postgresql")
 """Where Debian's postgresql packages put each version's binaries (``15/bin``, ...)."""
 _FAST = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
@@ -57,7 +61,9 @@ class Cluster:
 
     def __init__(self, *, durable: bool = False, settings: dict[str, str] | None = None) -> None:
         self.bindir = find_bindir()
-        self.root = Path(tempfile.mkdtemp(prefix="lionmem-pg-"))
+        sweep_leftovers()
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.root / OWNER).write_text(_identity(os.getpid()) or "", encoding="utf-8")
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.log = self.root / "server.log"
@@ -170,6 +176,51 @@ class Cluster:
             with contextlib.suppress(subprocess.CalledProcessError):
                 self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _identity(pid: int) -> str | None:
+    """``pid`` and its start time (so a reused pid is not mistaken for it), or ``None`` if it
+    has exited (a zombie included)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return None if fields[0] == "Z" else f"{pid} {fields[19]}"
+
+
+def _postmaster_of(data: Path) -> int | None:
+    """The running postmaster serving ``data``, or ``None`` (a pid file's pid may be reused)."""
+    try:
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if os.fsencode(data) in command else None
+
+
+def sweep_leftovers(directory: Path | None = None) -> list[Path]:
+    """Stop the servers of clusters whose making process is gone (a killed test run) and delete
+    their directories; return the directories removed. Other processes' clusters are left alone."""
+    removed = []
+    for root in sorted((directory or Path(tempfile.gettempdir())).glob(PREFIX + "*")):
+        try:
+            owner = (root / OWNER).read_text(encoding="utf-8").split()
+        except OSError:
+            continue  # being made right now, or not ours
+        if len(owner) == 2 and owner[0].isdigit() and _identity(int(owner[0])) == " ".join(owner):
+            continue  # its process still runs
+        postmaster = _postmaster_of(root / "data")
+        if postmaster is not None:
+            # SIGQUIT: the postmaster's immediate shutdown; it takes its children with it.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(postmaster, signal.SIGQUIT)
+            deadline = time.monotonic() + 10
+            while _identity(postmaster) is not None and time.monotonic() < deadline:
+                time.sleep(0.01)
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+    return removed
 
 
 def started_cluster(*, durable: bool = False, settings: dict[str, str] | None = None) -> Cluster:

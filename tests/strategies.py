@@ -3,6 +3,7 @@
 A differential test stores random items in two stores and compares what random queries find.
 The queries are drawn from what has been stored (pieces of contents, stored tags, metadata
 entries given as equal twins such as ``1.0`` for ``1``), so that searches find something often.
+``payload`` and ``id_form`` are how the tests compare items and spell ids.
 """
 
 from __future__ import annotations
@@ -17,6 +18,55 @@ WORDS = ["straße", "STRASSE", "ΟΔΟΣ", "οδος", "Σίσυφος", "İstan
 """Whole words whose case mapping is a trap (sharp s, final sigma, dotted I, titlecase ǅ)."""
 MISSING = "missing"
 """A filter key no stored metadata has."""
+
+
+ID_FORMS = st.sampled_from(["uuid", "str", "upper", "hex", "garbage", "empty"])
+"""The ways a retrieve may spell an id (``id_form``)."""
+
+
+def id_form(item_id: UUID, form: str) -> Any:
+    """``item_id`` spelled as ``form`` (one of ``ID_FORMS``)."""
+    return {
+        "uuid": item_id,
+        "str": str(item_id),
+        "upper": str(item_id).upper(),
+        "hex": item_id.hex,
+        "garbage": "garbage",
+        "empty": "",
+    }[form]
+
+
+def payload(item: Any) -> str:
+    """Every field of an item as text (repr tells 1 from 1.0 and True; hex tells -0.0 from 0.0)."""
+    if item is None:
+        return "None"
+    return repr((str(item.id), item.created_at.hex(), item.metadata, item.content, item.tags))
+
+
+def text_values(
+    special: str, *, special_size: int, other_size: int, phrases: bool
+) -> st.SearchStrategy[str]:
+    """Texts: strings of ``special`` characters, any strings, ``WORDS`` and (with ``phrases``)
+    a few of them joined by spaces."""
+    texts = (
+        st.text(alphabet=special, max_size=special_size)
+        | st.text(max_size=other_size)
+        | st.sampled_from(WORDS)
+    )
+    if phrases:
+        texts |= st.lists(st.sampled_from(WORDS), min_size=2, max_size=4).map(" ".join)
+    return texts
+
+
+def scalar_values(
+    texts: st.SearchStrategy[str], floats: st.SearchStrategy[float], *, big_ints: bool = True
+) -> st.SearchStrategy[Any]:
+    """JSON scalars: None, booleans, small integers (and any integer with ``big_ints``),
+    ``floats`` and ``texts``."""
+    integers = st.integers(min_value=-30, max_value=30)
+    if big_ints:
+        integers |= st.integers()
+    return st.none() | st.booleans() | integers | floats | texts
 
 
 def id_pool(size: int) -> list[UUID]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from uuid import UUID
 
 import lionagi
 from hypothesis import event, given, settings
@@ -20,14 +19,25 @@ from hypothesis import strategies as st
 from lionmem.integrations.lionagi import LionagiMemoryStore
 from tests.integrations.stores import NewStore
 from tests.profiles import examples
-from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
+from tests.strategies import (
+    ID_FORMS,
+    MISSING,
+    WORDS,
+    Pools,
+    id_form,
+    id_pool,
+    json_values,
+    scalar_values,
+    text_values,
+)
+from tests.strategies import payload as fields_of
 
 EXAMPLES = examples(500)
 LION_CLASS = "lionagi.protocols.memory.MemoryItem"
 
 SPECIAL = "İßΣσςǅǄǆiIsSk1 '\"{}:,%_\x00"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], {"n": 1}, 2.5, -0.0]
-texts = st.text(alphabet=SPECIAL, max_size=8) | st.text(max_size=6) | st.sampled_from(WORDS)
+texts = text_values(SPECIAL, special_size=8, other_size=6, phrases=False)
 POOLS = Pools(
     ids=id_pool(6),
     tags=["a", "b", "A", "", "tag", "ǅ", "%"],
@@ -55,14 +65,7 @@ POOLS = Pools(
     texts=texts,
     piece_size=6,
 )
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-30, max_value=30)
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | texts
-)
+scalars = scalar_values(texts, st.floats(allow_nan=False, allow_infinity=False))
 
 
 def with_lion_class(spec: dict[str, Any], tagged: bool) -> dict[str, Any]:
@@ -104,26 +107,12 @@ operations = st.lists(
     min_size=1,
     max_size=14,
 )
-id_forms = st.sampled_from(["uuid", "str", "upper", "hex", "garbage", "empty"])
-
-
-def id_form(item_id: UUID, form: str) -> Any:
-    return {
-        "uuid": item_id,
-        "str": str(item_id),
-        "upper": str(item_id).upper(),
-        "hex": item_id.hex,
-        "garbage": "garbage",
-        "empty": "",
-    }[form]
 
 
 def payload(item: Any) -> str:
-    """Every field as text (repr tells 1 from 1.0 and True; hex tells -0.0 from 0.0)."""
-    if item is None:
-        return "None"
-    assert type(item) is lionagi.MemoryItem, type(item)
-    return repr((str(item.id), item.created_at.hex(), item.metadata, item.content, item.tags))
+    """Every field as text, of a real lionagi ``MemoryItem`` (or ``None``)."""
+    assert item is None or type(item) is lionagi.MemoryItem, type(item)
+    return fields_of(item)
 
 
 def same(found: list[Any], expected: list[Any], context: object) -> None:
@@ -146,7 +135,7 @@ async def scenario(new_store: NewStore, data: st.DataObject, steps: list[tuple[s
                 assert await store.store_many(items) == [await oracle.store(i) for i in items]
                 stored.extend(argument)
             elif kind == "retrieve":
-                key = id_form(argument, data.draw(id_forms))
+                key = id_form(argument, data.draw(ID_FORMS))
                 assert payload(await store.retrieve(key)) == payload(await oracle.retrieve(key))
             else:
                 fields = (

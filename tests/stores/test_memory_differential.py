@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from uuid import UUID
 
 import lionagi
 from hypothesis import event, given, settings
@@ -19,13 +18,23 @@ from hypothesis import strategies as st
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
 from tests.profiles import examples
-from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
+from tests.strategies import (
+    ID_FORMS,
+    MISSING,
+    Pools,
+    id_form,
+    id_pool,
+    json_values,
+    payload,
+    scalar_values,
+    text_values,
+)
 
 EXAMPLES = examples(600)
 
 SPECIAL = "İßΣσςǅǄǆiIsSk1 '{}:,"  # noqa: RUF001 -- the Greek sigmas are chosen on purpose
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], (1,), {"n": 1}, 2.5]
-texts = st.text(alphabet=SPECIAL, max_size=8) | st.text(max_size=6) | st.sampled_from(WORDS)
+texts = text_values(SPECIAL, special_size=8, other_size=6, phrases=False)
 POOLS = Pools(
     ids=id_pool(6),
     tags=["a", "b", "A", "", "tag", "ǅ"],
@@ -55,13 +64,7 @@ POOLS = Pools(
     texts=texts,
     piece_size=6,
 )
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-30, max_value=30)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | texts
-)
+scalars = scalar_values(texts, st.floats(allow_nan=True, allow_infinity=True), big_ints=False)
 item_specs = POOLS.item_specs(
     created_at=st.floats(min_value=0, max_value=2e9, allow_nan=False),
     contents=json_values(scalars, keys=texts),
@@ -76,25 +79,6 @@ operations = st.lists(
     min_size=1,
     max_size=14,
 )
-id_forms = st.sampled_from(["uuid", "str", "upper", "hex", "garbage", "empty"])
-
-
-def payload(item: Any) -> str:
-    """Everything a caller can read from an item, as text (repr keeps NaN comparable)."""
-    if item is None:
-        return "None"
-    return repr((str(item.id), item.created_at, item.metadata, item.content, item.tags))
-
-
-def id_form(item_id: UUID, form: str) -> Any:
-    return {
-        "uuid": item_id,
-        "str": str(item_id),
-        "upper": str(item_id).upper(),
-        "hex": item_id.hex,
-        "garbage": "garbage",
-        "empty": "",
-    }[form]
 
 
 async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> int:
@@ -109,7 +93,7 @@ async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> int:
             assert (await ours.store(mine), await oracle.store(theirs)) == (mine.id, theirs.id)
             stored.append(spec)
         elif kind == "retrieve":
-            key = id_form(argument, data.draw(id_forms))
+            key = id_form(argument, data.draw(ID_FORMS))
             assert payload(await ours.retrieve(key)) == payload(await oracle.retrieve(key))
         else:
             fields = POOLS.query_fields(data, stored, limits)

@@ -15,25 +15,30 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.stores.postgres import PostgresMemoryStore
+from tests.differential import EVERYTHING, operations, replay
 from tests.postgres_support import Cluster
 from tests.profiles import examples
-from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
+from tests.strategies import (
+    MISSING,
+    WORDS,
+    Pools,
+    id_pool,
+    json_values,
+    payload,
+    scalar_values,
+    text_values,
+)
 
 EXAMPLES = examples(300)
 
 SPECIAL = "İßΣσςǅiIsSK\u212a1 '\"%_\\\x00\ufffd"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], {"n": 1}, 2.5, -0.0]
-texts = (
-    st.text(alphabet=SPECIAL, max_size=10)
-    | st.text(max_size=8)
-    | st.sampled_from(WORDS)
-    | st.lists(st.sampled_from(WORDS), min_size=2, max_size=4).map(" ".join)
-)
+texts = text_values(SPECIAL, special_size=10, other_size=8, phrases=True)
 POOLS = Pools(
     ids=id_pool(8),
     tags=["a", "b", "A", "", "tag", "ǅ", "%", "a\x00", "\\", "x" * 300],
@@ -49,30 +54,13 @@ POOLS = Pools(
     texts=texts,
     piece_size=9,
 )  # fmt: skip
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-30, max_value=30)
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | texts
-)
+scalars = scalar_values(texts, st.floats(allow_nan=False, allow_infinity=False))
 item_specs = POOLS.item_specs(
     created_at=st.floats(allow_nan=False, allow_infinity=False),
     contents=json_values(scalars, keys=texts),
 )
 limits = st.sampled_from([20, 0, 1, 2, 3, 10**6, 2**70])
-operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("store"), item_specs),
-        st.tuples(st.just("store_many"), st.lists(item_specs, min_size=1, max_size=4)),
-        st.tuples(st.just("search"), st.none()),
-        st.tuples(st.just("search"), st.none()),
-        st.tuples(st.just("retrieve"), POOLS.retrieve_ids()),
-    ),
-    min_size=1,
-    max_size=14,
-)
+steps_of = operations(item_specs, POOLS)
 _namespaces = itertools.count()
 
 
@@ -82,46 +70,16 @@ def database(postgres_server: Cluster) -> str:
     return postgres_server.dsn(postgres_server.fresh_database("differential"))
 
 
-def payload(item: MemoryItem | None) -> str:
-    """Every field of an item as text (repr tells -0.0 from 0.0 and 1 from 1.0)."""
-    if item is None:
-        return "None"
-    return repr((str(item.id), item.created_at.hex(), item.metadata, item.content, item.tags))
-
-
 async def scenario(dsn: str, data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
-    reference = InMemoryStore()
-    stored: list[dict[str, Any]] = []
     async with PostgresMemoryStore(dsn, namespace=f"example {next(_namespaces)}") as store:
-        for kind, argument in steps:
-            if kind == "store":
-                item = MemoryItem(**argument)
-                assert await store.store(item) == await reference.store(item)
-                stored.append(argument)
-            elif kind == "store_many":
-                items = [MemoryItem(**spec) for spec in argument]
-                assert await store.store_many(items) == [await reference.store(i) for i in items]
-                stored.extend(argument)
-            elif kind == "retrieve":
-                found = await store.retrieve(argument)
-                assert payload(found) == payload(await reference.retrieve(argument))
-            else:
-                query = MemoryQuery(**POOLS.query_fields(data, stored, limits))
-                found_items = await store.search(query)
-                expected = await reference.search(query)
-                assert [payload(i) for i in found_items] == [payload(i) for i in expected], query
-                event("search found something" if found_items else "search found nothing")
-        everything = MemoryQuery(limit=10**6)
-        assert [payload(i) for i in await store.search(everything)] == [
-            payload(i) for i in await reference.search(everything)
-        ]
+        reference = await replay(store, data, steps, POOLS, limits)
         assert [payload(i) async for i in store.items(batch_size=3)] == [
-            payload(i) for i in await reference.search(everything)
+            payload(i) for i in await reference.search(EVERYTHING)
         ]
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=operations)
+@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=steps_of)
 def test_same_results_as_the_reference_store(
     database: str, data: st.DataObject, first: list[dict[str, Any]], steps: list[tuple[str, Any]]
 ) -> None:

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests import postgres_support
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# Makes a cluster, says where it is and its postmaster's pid, then waits to be killed.
+MAKE_AND_WAIT = """
+import sys
+from tests.postgres_support import started_cluster
+cluster = started_cluster()
+print(cluster.root, cluster.server_pids()[0], flush=True)
+sys.stdin.read()
+"""
 
 
 def test_missing_postgresql_is_an_error_not_a_skip(
@@ -30,3 +43,58 @@ def test_debian_directory_is_searched_newest_first(
     monkeypatch.setattr(shutil, "which", lambda _name: None)
     monkeypatch.setattr(postgres_support, "DEBIAN_ROOT", tmp_path)
     assert postgres_support.find_bindir() == tmp_path / "15" / "bin"
+
+
+@pytest.mark.slow
+def test_a_killed_runs_cluster_is_stopped_and_deleted_by_the_next_run() -> None:
+    """A test process killed with SIGKILL leaves its server running; the next cluster made stops
+    it and deletes its directory, and leaves the clusters of live processes alone."""
+    with subprocess.Popen(
+        [sys.executable, "-c", MAKE_AND_WAIT],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as maker:
+        assert maker.stdout is not None
+        root_text, pid_text = maker.stdout.readline().split()
+        root, postmaster = Path(root_text), int(pid_text)
+        maker.kill()
+    assert root.is_dir()
+    assert postgres_support._identity(postmaster) is not None  # orphaned, still serving
+
+    mine = postgres_support.Cluster()  # sweeps while it is made
+    try:
+        assert not root.exists()
+        assert postgres_support._identity(postmaster) is None
+        assert postgres_support.sweep_leftovers() == []  # its own cluster is not a leftover
+        assert mine.root.is_dir()
+    finally:
+        mine.destroy()
+
+
+def test_a_directory_whose_pid_file_names_another_process_is_deleted_without_a_signal(
+    tmp_path: Path,
+) -> None:
+    """A leftover whose postmaster.pid names a process that is not its server (the pid reused
+    after a reboot) is deleted, and that process gets no signal."""
+    leftover = tmp_path / (postgres_support.PREFIX + "old")
+    (leftover / "data").mkdir(parents=True)
+    (leftover / postgres_support.OWNER).write_text("999999999 1", encoding="utf-8")
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as bystander:
+        try:
+            pid_file = leftover / "data" / "postmaster.pid"
+            pid_file.write_text(f"{bystander.pid}\n", encoding="utf-8")
+            assert postgres_support.sweep_leftovers(tmp_path) == [leftover]
+            assert not leftover.exists()
+            assert bystander.poll() is None
+        finally:
+            bystander.kill()
+
+
+def test_a_directory_being_made_or_foreign_is_left_alone(tmp_path: Path) -> None:
+    """A directory without an owner file (being made right now) is not touched."""
+    fresh = tmp_path / (postgres_support.PREFIX + "new")
+    fresh.mkdir()
+    assert postgres_support.sweep_leftovers(tmp_path) == []
+    assert fresh.is_dir()

@@ -18,25 +18,30 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.stores import _sqlite_query, sqlite
 from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.differential import operations, replay
 from tests.profiles import examples
-from tests.strategies import MISSING, WORDS, Pools, id_pool, json_values
+from tests.strategies import (
+    MISSING,
+    WORDS,
+    Pools,
+    id_pool,
+    json_values,
+    payload,
+    scalar_values,
+    text_values,
+)
 
 EXAMPLES = examples(300)
 
 SPECIAL = "İßΣσςǅǄǆiIsSk1 '\"{}:,%_\x00"  # noqa: RUF001 - the Greek sigmas are chosen on purpose
 VALUE_POOL: list[Any] = [None, 0, 1, 1.0, True, False, "x", "1", "", [1], {"n": 1}, 2.5, -0.0]
-texts = (
-    st.text(alphabet=SPECIAL, max_size=10)
-    | st.text(max_size=8)
-    | st.sampled_from(WORDS)
-    | st.lists(st.sampled_from(WORDS), min_size=2, max_size=4).map(" ".join)
-)
+texts = text_values(SPECIAL, special_size=10, other_size=8, phrases=True)
 POOLS = Pools(
     ids=id_pool(8),
     tags=["a", "b", "A", "", "tag", "ǅ", "%", "a\x00"],
@@ -75,14 +80,7 @@ POOLS = Pools(
     texts=texts,
     piece_size=9,
 )
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-30, max_value=30)
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | texts
-)
+scalars = scalar_values(texts, st.floats(allow_nan=False, allow_infinity=False))
 item_specs = POOLS.item_specs(
     created_at=st.floats(allow_nan=False, allow_infinity=False),
     contents=json_values(scalars, keys=texts),
@@ -93,24 +91,7 @@ tails = st.sampled_from([0, 1, 3, 10**9])
 places = st.sampled_from(["memory", "file at NORMAL"])
 """Where the store keeps its items: ``":memory:"``, or a file whose new items are inserted in the
 caller's thread."""
-operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("store"), item_specs),
-        st.tuples(st.just("store_many"), st.lists(item_specs, min_size=1, max_size=4)),
-        st.tuples(st.just("search"), st.none()),
-        st.tuples(st.just("search"), st.none()),
-        st.tuples(st.just("retrieve"), POOLS.retrieve_ids()),
-    ),
-    min_size=1,
-    max_size=14,
-)
-
-
-def payload(item: MemoryItem | None) -> str:
-    """Every field of an item as text (repr tells -0.0 from 0.0 and 1 from 1.0)."""
-    if item is None:
-        return "None"
-    return repr((str(item.id), item.created_at.hex(), item.metadata, item.content, item.tags))
+steps_of = operations(item_specs, POOLS)
 
 
 async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
@@ -122,41 +103,12 @@ async def scenario(data: st.DataObject, steps: list[tuple[str, Any]]) -> None:
             store = SQLiteMemoryStore(":memory:")
         else:
             store = SQLiteMemoryStore(Path(directory) / "memory.db", synchronous="NORMAL")
-        await _scenario(data, steps, store)
-
-
-async def _scenario(
-    data: st.DataObject, steps: list[tuple[str, Any]], store: SQLiteMemoryStore
-) -> None:
-    reference = InMemoryStore()
-    stored: list[dict[str, Any]] = []
-    async with store:
-        for kind, argument in steps:
-            if kind == "store":
-                item = MemoryItem(**argument)
-                assert await store.store(item) == await reference.store(item)
-                stored.append(argument)
-            elif kind == "store_many":
-                items = [MemoryItem(**spec) for spec in argument]
-                assert await store.store_many(items) == [await reference.store(i) for i in items]
-                stored.extend(argument)
-            elif kind == "retrieve":
-                found = await store.retrieve(argument)
-                assert payload(found) == payload(await reference.retrieve(argument))
-            else:
-                query = MemoryQuery(**POOLS.query_fields(data, stored, limits))
-                found_items = await store.search(query)
-                expected = await reference.search(query)
-                assert [payload(i) for i in found_items] == [payload(i) for i in expected], query
-                event("search found something" if found_items else "search found nothing")
-        everything = MemoryQuery(limit=10**6)
-        assert [payload(i) for i in await store.search(everything)] == [
-            payload(i) for i in await reference.search(everything)
-        ]
+        async with store:
+            await replay(store, data, steps, POOLS, limits)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=operations)
+@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=steps_of)
 def test_same_results_as_the_reference_store(
     data: st.DataObject, first: list[dict[str, Any]], steps: list[tuple[str, Any]]
 ) -> None:
@@ -168,7 +120,7 @@ LARGER_NEEDLES = ["straße", "οδος", "i\u0307stanbul", "none", "ab", "ΣΣ",
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=operations)
+@given(data=st.data(), first=st.lists(item_specs, min_size=1, max_size=8), steps=steps_of)
 def test_same_results_whichever_predicate_drives(
     data: st.DataObject, first: list[dict[str, Any]], steps: list[tuple[str, Any]]
 ) -> None:
