@@ -4,8 +4,9 @@
 transaction: a bad line aborts with its number and the reason, and nothing is written (a killed
 import leaves nothing either). ``--skip-invalid`` stores the good lines and reports each bad one.
 A store with ``store_stream`` (SQLite, PostgreSQL) reads the file as it writes, in constant
-memory; another store gets one ``store_many`` call. ``export`` writes every item in insertion order, a page at a
-time, as ``model_dump_json()`` lines, which ``import`` reads back field for field.
+memory; another store gets one ``store_many`` call. ``export`` writes every item in insertion
+order, a page at a time, as ``model_dump_json()`` lines, which ``import`` reads back field for
+field.
 """
 
 from __future__ import annotations
