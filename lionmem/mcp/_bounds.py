@@ -47,8 +47,8 @@ OMITTED_ENTRY = 160
 SEARCH_FRAME = 200
 """An upper bound of the cost of an empty search result (its keys and the limit, both copies)."""
 
-MIN_REQUEST_BYTES = ENVELOPE
-"""The smallest request cap: a request holds at least the framing a response keeps room for."""
+MIN_REQUEST_BYTES = 1024
+"""The smallest request cap, some three times the largest ordinary request of the SDK clients."""
 
 
 def cost(value: Any) -> int:
@@ -81,7 +81,7 @@ def check_request_cap(max_request_bytes: int) -> None:
     """Raise ``ValueError`` unless ``max_request_bytes`` leaves room for an MCP request."""
     if max_request_bytes < MIN_REQUEST_BYTES:
         msg = (
-            f"a request cap of {max_request_bytes} bytes is too small: at least "
-            f"{MIN_REQUEST_BYTES} bytes are needed for the framing of an MCP request"
+            f"a request cap of {max_request_bytes} bytes is too small: it must be at least "
+            f"{MIN_REQUEST_BYTES}, or a client's ordinary requests (a few hundred bytes) are refused"
         )
         raise ValueError(msg)
