@@ -27,6 +27,7 @@ from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
 __all__ = [
     "DISCARD_CHUNK",
+    "HEAD_BYTES",
     "TAIL_BYTES",
     "BoundedLines",
     "LineSource",
@@ -39,6 +40,9 @@ DISCARD_CHUNK = 65_536
 
 TAIL_BYTES = 512
 """How many of the last bytes of an oversized line are kept to find the request's id in."""
+
+HEAD_BYTES = 4096
+"""How many of the first bytes of an oversized line are parsed to find its method and id."""
 
 
 class LineSource(Protocol):
@@ -95,12 +99,13 @@ _TAIL_ID = re.compile(
 def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
     """The id of the request whose line starts with ``prefix`` and ends with ``tail``, if known.
 
-    Only a message whose ``method`` is in the prefix is a request: a client's response gets
-    no answer that refers to its id. The id is taken from the prefix when a key follows it
-    there (so its value is whole), else from the last members of the line.
+    Only a message whose ``method`` is in its first ``HEAD_BYTES`` is a request: a client's
+    response gets no answer that refers to its id. The id is taken from there when a key
+    follows it (so its value is whole), else from the last members of the line. Parsing no
+    more than the head keeps the objects it makes few, whatever the line holds.
     """
     try:
-        message = from_json(prefix, allow_partial=True)
+        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
     except ValueError:
         return None
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
@@ -163,7 +168,8 @@ async def serve_stdio(
         anyio.from_thread.run(send_answer, answer)
 
     lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse)
-    # The transport reads its stdin with readline() alone, through anyio's AsyncFile.
+    # The transport reads its stdin with readline() alone, through anyio's AsyncFile. Given a
+    # stdin, it leaves fd 0 as it is (fd 1 it still diverts to stderr): nothing here reads fd 0.
     stdin = anyio.wrap_file(cast("IO[str]", lines))
     async with stdio_server(stdin=stdin) as (reader, writer), writer.clone() as refusals:
         # The clone keeps the transport's writer open until every answer was handed over.

@@ -27,7 +27,13 @@ from mcp.shared.exceptions import MCPError
 from lionmem import SQLiteMemoryStore
 from lionmem.mcp import DEFAULT_MAX_REQUEST_BYTES
 from lionmem.mcp._bounds import check_request_cap
-from lionmem.mcp._stdio import DISCARD_CHUNK, TAIL_BYTES, BoundedLines, request_too_large
+from lionmem.mcp._stdio import (
+    DISCARD_CHUNK,
+    HEAD_BYTES,
+    TAIL_BYTES,
+    BoundedLines,
+    request_too_large,
+)
 from tests.mcp.support import server_command, stdio_parameters, structured
 
 CAP = 1024
@@ -182,12 +188,31 @@ def _answer(prefix: bytes, tail: bytes = b"") -> dict[str, Any]:
         (b'{"method":"tools/call","params":{"a":"xx', b'x"},"id":1.5}\n', None),
         (b"x" * 100, b"x" * 100, None),
         (b"[1, 2, 3", b"", None),
+        (b"[" * 5000, b"]" * 5000 + b"\n", None),
+        # Only the head is parsed: a method past it is not seen, whatever the tail says.
+        (
+            b'{"params":{"a":"' + b"x" * HEAD_BYTES,
+            b'x"},"method":"m","jsonrpc":"2.0","id":3}',
+            None,
+        ),
     ],
 )
 def test_the_answer_carries_the_request_id_when_the_line_shows_it(
     prefix: bytes, tail: bytes, request_id: int | str | None
 ) -> None:
     assert _answer(prefix, tail) == too_large(CAP, request_id)
+
+
+def test_finding_the_id_parses_the_head_only() -> None:
+    """A 4 MiB prefix of a million strings makes no million objects to find the id."""
+    prefix = b'{"jsonrpc":"2.0","id":5,"method":"m","params":[' + b'"a",' * 2**20
+    tracemalloc.start()
+    try:
+        assert _answer(prefix, b'"a"]}\n')["id"] == 5
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * HEAD_BYTES
 
 
 def test_the_request_cap_is_at_least_1024_bytes() -> None:
