@@ -2,8 +2,8 @@
 
 The SDK's stdio transport takes one JSON-RPC message per line from a text file it iterates;
 ``BoundedLines`` is that file. A line of at most the cap (its newline not counted) comes back
-whole, decoded as the SDK decodes stdin; a longer one is never held: once one byte more than the
-cap is read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
+whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
+read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
 the first or last bytes of the line give it; the next line is served as usual.
 """
@@ -54,9 +54,10 @@ class LineSource(Protocol):
 class BoundedLines:
     """A text file of the lines of ``source``, each of at most ``max_bytes`` bytes.
 
-    A longer line is read to its end in chunks and dropped; then ``on_oversized`` gets its first
-    ``max_bytes + 1`` bytes and its last ``TAIL_BYTES``, so no more than that plus
-    ``DISCARD_CHUNK`` bytes are held at once. A last line without a newline counts as a line.
+    A line ends with ``\n`` or ``\r\n``, which are not counted. A longer line is read to its end
+    in chunks and dropped; then ``on_oversized`` gets its first ``max_bytes + 2`` bytes and its
+    last ``TAIL_BYTES``, so no more than that plus ``DISCARD_CHUNK`` bytes are held at once. A
+    last line without a newline counts as a line.
     ``readline`` blocks on ``source``; the transport calls it in a worker thread, where
     ``on_oversized`` runs too.
     """
@@ -74,16 +75,18 @@ class BoundedLines:
     def readline(self) -> str:
         """Return the next line that fits, its newline included; ``""`` at the end of input."""
         while True:
-            line = self._source.readline(self._max_bytes + 1)
-            if line.endswith(b"\n") or len(line) <= self._max_bytes:
+            # Room for the cap and a newline of two bytes (\r\n), neither of which counts.
+            line = self._source.readline(self._max_bytes + 2)
+            ended = line.endswith(b"\n")
+            content = line.removesuffix(b"\n").removesuffix(b"\r") if ended else line
+            if len(content) <= self._max_bytes:
                 return line.decode("utf-8", errors="replace")
+            del content
             tail = line[-TAIL_BYTES:]
-            while True:
+            while not ended:
                 chunk = self._source.readline(DISCARD_CHUNK)
                 tail = (tail + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
-                if not chunk or chunk.endswith(b"\n"):
-                    break
-            del chunk
+                ended = not chunk or chunk.endswith(b"\n")
             self._on_oversized(line, tail)
             del line
 

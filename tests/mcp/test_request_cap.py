@@ -82,17 +82,24 @@ def test_lines_within_the_cap_come_back_whole() -> None:
 
 
 def test_a_line_one_byte_over_is_dropped_and_the_next_served() -> None:
-    """A line of cap + 1 bytes is reported with its first cap + 1 bytes, then skipped."""
+    """A line of cap + 1 bytes is reported with its first bytes and its tail, then skipped."""
     lines = Lines(b"a" * 9 + b"\n" + b"ok\n", 8)
     assert lines.all() == ["ok\n"]
-    assert lines.refused == [(b"a" * 9, b"a" * 9 + b"\n")]
+    assert lines.refused == [(b"a" * 9 + b"\n", b"a" * 9 + b"\n")]
+
+
+def test_a_crlf_newline_is_not_counted() -> None:
+    """CRLF ends a line as LF does, neither counted; a CR elsewhere is one more byte of the line."""
+    lines = Lines(b"a" * 8 + b"\r\n" + b"b" * 9 + b"\r\n" + b"c" * 7 + b"\rc\n" + b"ok\r\n", 8)
+    assert lines.all() == ["a" * 8 + "\r\n", "ok\r\n"]
+    assert [prefix for prefix, _ in lines.refused] == [b"b" * 9 + b"\r", b"c" * 7 + b"\rc\n"]
 
 
 def test_a_last_line_over_the_cap_without_a_newline_is_dropped() -> None:
     """At the end of input, a line over the cap is reported and nothing more is returned."""
     lines = Lines(b"ok\n" + b"z" * 20, 8)
     assert lines.all() == ["ok\n"]
-    assert lines.refused == [(b"z" * 9, b"z" * 20)]
+    assert lines.refused == [(b"z" * 10, b"z" * 20)]
 
 
 def test_the_cap_counts_bytes_and_bad_bytes_are_replaced() -> None:
@@ -100,7 +107,7 @@ def test_the_cap_counts_bytes_and_bad_bytes_are_replaced() -> None:
     fits = "é" * 4
     lines = Lines(f"{fits}\n{fits}x\n".encode() + b"\xff\n", 8)
     assert lines.all() == [f"{fits}\n", "\ufffd\n"]
-    assert [prefix for prefix, _ in lines.refused] == [f"{fits}x".encode()]
+    assert [prefix for prefix, _ in lines.refused] == [f"{fits}x\n".encode()]
 
 
 def test_the_tail_is_the_last_bytes_of_the_line() -> None:
@@ -109,7 +116,7 @@ def test_the_tail_is_the_last_bytes_of_the_line() -> None:
     lines = Lines(line + b"next\n", CAP)
     assert lines.all() == ["next\n"]
     [(prefix, tail)] = lines.refused
-    assert prefix == line[: CAP + 1]
+    assert prefix == line[: CAP + 2]
     assert tail == line[-TAIL_BYTES:]
 
 
@@ -147,7 +154,7 @@ def test_a_huge_line_is_never_held() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4 * DISCARD_CHUNK
-    assert lines.refused == [(b"x" * (CAP + 1), b"x" * (TAIL_BYTES - 1) + b"\n")]
+    assert lines.refused == [(b"x" * (CAP + 2), b"x" * (TAIL_BYTES - 1) + b"\n")]
 
 
 def test_a_negative_cap_is_refused() -> None:
@@ -349,11 +356,13 @@ def test_a_line_over_the_cap_is_answered_and_the_next_served(
     assert server.receive() == too_large(CAP, 2)
     server.send(store_line(3, CAP))
     assert server.receive()["result"]["structuredContent"].keys() == {"id"}
+    server.send(store_line(4, CAP) + b"\r")  # a line at the cap ending with \r\n
+    assert server.receive()["result"]["structuredContent"].keys() == {"id"}
     server.send(b"not json " * 200)
     assert server.receive() == too_large(CAP, None)
-    assert server.call(4, "memory_count", {})["structuredContent"] == {"count": 1}
+    assert server.call(5, "memory_count", {})["structuredContent"] == {"count": 2}
     assert server.finish()[:2] == (0, b"")
-    assert _count(tmp_path / "memory.db") == 1
+    assert _count(tmp_path / "memory.db") == 2
 
 
 def test_a_last_line_without_a_newline_is_served(tmp_path: Path) -> None:
