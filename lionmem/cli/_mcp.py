@@ -2,8 +2,9 @@
 
 The store is selected like every other command's (``--db``, ``--namespace``). Arguments are
 checked before the store is opened: the address, the token policy (a non-loopback address needs
-``--token`` or ``$LIONMEM_MCP_TOKEN``) and the limits. stdout carries the protocol over stdio,
-so every message of this command goes to stderr. The server needs the ``mcp`` extra.
+``--token`` or ``$LIONMEM_MCP_TOKEN``) and the limits (of a search, a response, a request).
+stdout carries the protocol over stdio, so every message of this command goes to stderr. The
+server needs the ``mcp`` extra.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from typing import Any
 
 from lionmem.cli._errors import OK, CommandError
 from lionmem.cli._store import add_store_arguments, describe_target, open_store, store_target
-from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
+from lionmem.mcp._bounds import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LIMIT,
+    DEFAULT_MAX_REQUEST_BYTES,
+    check_request_cap,
+)
 
 __all__ = ["ENV_TOKEN", "register"]
 
@@ -69,6 +75,14 @@ def register(commands: Any) -> None:
         metavar="N",
         help=f"the largest response, in bytes (default {DEFAULT_MAX_BYTES})",
     )
+    parser.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        metavar="N",
+        help="the largest request, in bytes: a longer stdio line is answered with an error and "
+        f"dropped, a larger HTTP body refused with 413 (default {DEFAULT_MAX_REQUEST_BYTES})",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -95,6 +109,7 @@ def _run(args: argparse.Namespace) -> int:
     token = args.token if args.token is not None else os.environ.get(ENV_TOKEN) or None
     try:
         check_limits(args.max_limit, args.max_bytes)
+        check_request_cap(args.max_request_bytes)
         address = None if args.http is None else parse_address(args.http)
         if address is not None:
             check_exposure(address, token)
@@ -109,9 +124,15 @@ def _run(args: argparse.Namespace) -> int:
             server = create_server(store, max_limit=args.max_limit, max_bytes=args.max_bytes)
             if address is None:
                 _say(f"serving {describe_target(target)} over stdio")
-                await serve_stdio(server)
+                await serve_stdio(server, max_request_bytes=args.max_request_bytes)
                 return
-            app = http_app(server, address, token=token, allowed_origins=args.allow_origin)
+            app = http_app(
+                server,
+                address,
+                token=token,
+                allowed_origins=args.allow_origin,
+                max_request_bytes=args.max_request_bytes,
+            )
             try:
                 await serve_http(
                     app,

@@ -21,6 +21,7 @@ _EXTRA_MODULES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio", "jsonsche
 _PUBLIC: dict[str, str] = {
     "DEFAULT_MAX_BYTES": "lionmem.mcp._bounds",
     "DEFAULT_MAX_LIMIT": "lionmem.mcp._bounds",
+    "DEFAULT_MAX_REQUEST_BYTES": "lionmem.mcp._bounds",
     "HttpAddress": "lionmem.mcp._http",
     "MemoryTools": "lionmem.mcp._tools",
     "ToolResult": "lionmem.mcp._tools",
@@ -29,7 +30,7 @@ _PUBLIC: dict[str, str] = {
     "http_app": "lionmem.mcp._http",
     "parse_address": "lionmem.mcp._http",
     "serve_http": "lionmem.mcp._http",
-    "serve_stdio": "lionmem.mcp._server",
+    "serve_stdio": "lionmem.mcp._stdio",
 }
 
 __all__ = list(_PUBLIC)
@@ -37,13 +38,14 @@ __all__ = list(_PUBLIC)
 if TYPE_CHECKING:
     from lionmem.mcp._bounds import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
     from lionmem.mcp._bounds import DEFAULT_MAX_LIMIT as DEFAULT_MAX_LIMIT
+    from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_MAX_REQUEST_BYTES
     from lionmem.mcp._bounds import check_limits as check_limits
     from lionmem.mcp._http import HttpAddress as HttpAddress
     from lionmem.mcp._http import http_app as http_app
     from lionmem.mcp._http import parse_address as parse_address
     from lionmem.mcp._http import serve_http as serve_http
     from lionmem.mcp._server import create_server as create_server
-    from lionmem.mcp._server import serve_stdio as serve_stdio
+    from lionmem.mcp._stdio import serve_stdio as serve_stdio
     from lionmem.mcp._tools import MemoryTools as MemoryTools
     from lionmem.mcp._tools import ToolResult as ToolResult
 

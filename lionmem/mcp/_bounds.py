@@ -1,11 +1,12 @@
-"""The size cap of a tool result: what fits in one response, counted in bytes before sending.
+"""The size caps of the MCP server: of a tool result, counted before sending, and of a request.
 
 A result goes out twice, as structured content and as its JSON text in a text block, so a value
 costs its JSON plus that JSON escaped as a string. JSON string escaping works character by
 character, so the cost of a whole list is the sum of its entries' costs (plus a comma each,
 counted in both copies). Counting uses ``pydantic_core.to_json``, the serializer the MCP SDK
 writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept for everything
-around the result: the JSON-RPC framing, the request id and the SDK's own fields.
+around the result: the JSON-RPC framing, the request id and the SDK's own fields. A request
+is capped as it arrives (a stdin line, an HTTP body), before anything parses it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from pydantic_core import to_json
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LIMIT",
+    "DEFAULT_MAX_REQUEST_BYTES",
     "ENVELOPE",
+    "MIN_REQUEST_BYTES",
     "OMITTED_ENTRY",
     "SEARCH_FRAME",
     "check_limits",
+    "check_request_cap",
     "cost",
     "result_size",
 ]
@@ -31,6 +35,9 @@ DEFAULT_MAX_LIMIT = 100
 DEFAULT_MAX_BYTES = 262_144
 """The largest response (256 KiB) unless the server is started with another cap."""
 
+DEFAULT_MAX_REQUEST_BYTES = 4_194_304
+"""The largest request (4 MiB, the SDK's HTTP body limit) unless the server is given another."""
+
 ENVELOPE = 1024
 """Bytes kept for the JSON-RPC framing, the request id and the SDK's fields of a result."""
 
@@ -39,6 +46,9 @@ OMITTED_ENTRY = 160
 
 SEARCH_FRAME = 200
 """An upper bound of the cost of an empty search result (its keys and the limit, both copies)."""
+
+MIN_REQUEST_BYTES = 1024
+"""The smallest request cap, some three times the largest ordinary request of the SDK clients."""
 
 
 def cost(value: Any) -> int:
@@ -63,5 +73,15 @@ def check_limits(max_limit: int, max_bytes: int) -> None:
         msg = (
             f"a response cap of {max_bytes} bytes is too small for a maximum search limit of "
             f"{max_limit}: at least {needed} bytes are needed to list every hit left out"
+        )
+        raise ValueError(msg)
+
+
+def check_request_cap(max_request_bytes: int) -> None:
+    """Raise ``ValueError`` unless ``max_request_bytes`` leaves room for an MCP request."""
+    if max_request_bytes < MIN_REQUEST_BYTES:
+        msg = (
+            f"a request cap of {max_request_bytes} bytes is too small: it must be at least "
+            f"{MIN_REQUEST_BYTES}, or a client's ordinary requests (a few hundred bytes) are refused"
         )
         raise ValueError(msg)

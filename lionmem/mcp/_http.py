@@ -27,6 +27,8 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
+
 __all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
 
 PATH = "/mcp"
@@ -177,16 +179,20 @@ def http_app(
     *,
     token: str | None = None,
     allowed_origins: Iterable[str] = (),
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> ASGIApp:
     """Return the ASGI app serving ``server`` at ``/mcp`` behind the guard.
 
-    ``ValueError`` for a non-loopback address without a token or an origin that is not one.
+    A request body over ``max_request_bytes`` is refused with 413. ``ValueError`` for a
+    non-loopback address without a token, an origin that is not one or a cap under 1024 bytes.
     """
     check_exposure(address, token)
+    check_request_cap(max_request_bytes)
     origins = normal_origins(allowed_origins)
     # The guard checks Host and Origin itself: the SDK's check ties one to the other.
     app = server.streamable_http_app(
         streamable_http_path=PATH,
+        max_request_body_size=max_request_bytes,
         host=address.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )

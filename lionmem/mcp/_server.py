@@ -1,4 +1,4 @@
-"""The MCP server of a store, on the ``mcp`` SDK's low-level ``Server``, and its stdio loop.
+"""The MCP server of a store, on the ``mcp`` SDK's low-level ``Server``.
 
 The low-level server is used because the tools are defined by documents, not by Python
 signatures: it lists the generated tool documents as they are and hands every call to
@@ -11,7 +11,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from lionmem.errors import UnknownToolError
@@ -19,7 +18,7 @@ from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
 from lionmem.mcp._tools import MemoryTools
 from lionmem.protocol import MemoryStore
 
-__all__ = ["create_server", "serve_stdio"]
+__all__ = ["create_server"]
 
 INSTRUCTIONS = (
     "Long-term memory. memory_store saves an item (any JSON content, with optional tags and "
@@ -76,9 +75,3 @@ def create_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schemas.get,
     )
-
-
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())

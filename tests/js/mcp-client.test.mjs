@@ -176,6 +176,19 @@ describe("lionmem mcp through the TypeScript SDK client (stdio)", () => {
     assert.deepEqual(structured(await client.callTool({ name: "memory_count", arguments: {} })), { count: 0 });
   });
 
+  test("a request over --max-request-bytes is an Invalid Request error, and the next call works", async (t) => {
+    const { client } = await connect(t, "--max-request-bytes", "4096");
+    await assert.rejects(
+      client.callTool({ name: "memory_store", arguments: { content: "x".repeat(5000) } }, undefined, { timeout: 10000 }),
+      (error) =>
+        error instanceof McpError &&
+        error.code === -32600 &&
+        /Request too large: a request may be at most 4096 bytes/.test(error.message),
+    );
+    structured(await client.callTool({ name: "memory_store", arguments: { content: "x".repeat(3000) } }));
+    assert.deepEqual(structured(await client.callTool({ name: "memory_count", arguments: {} })), { count: 1 });
+  });
+
   test("a call to a server that was killed fails instead of hanging", async (t) => {
     const { client, transport } = await connect(t);
     process.kill(transport.pid, "SIGKILL");

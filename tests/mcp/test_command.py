@@ -42,6 +42,16 @@ from lionmem.mcp._http import check_exposure, is_loopback
             "least 161224 bytes are needed to list every hit left out",
         ),
         (
+            ["--max-request-bytes", "1023"],
+            "a request cap of 1023 bytes is too small: it must be at least 1024, or a client's "
+            "ordinary requests (a few hundred bytes) are refused",
+        ),
+        (
+            ["--http", "127.0.0.1:0", "--max-request-bytes", "0"],
+            "a request cap of 0 bytes is too small: it must be at least 1024, or a client's "
+            "ordinary requests (a few hundred bytes) are refused",
+        ),
+        (
             ["--http", "127.0.0.1:0", "--token", "  "],
             "the bearer token is empty; give a secret or none",
         ),
@@ -66,6 +76,23 @@ def test_bad_arguments_exit_2_with_one_line(
     db = tmp_path / "memory.db"
     assert main(["mcp", "--db", str(db), *arguments]) == 2
     assert capsys.readouterr().err == f"lionmem mcp: {message}\n"
+    assert not db.exists()
+
+
+def test_a_request_cap_that_is_not_a_number_exits_2(tmp_path: Path) -> None:
+    """argparse refuses --max-request-bytes ten with its usage and status 2."""
+    db = tmp_path / "memory.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "lionmem", "mcp", "--db", str(db), "--max-request-bytes", "ten"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        "lionmem mcp: error: argument --max-request-bytes: invalid int value: 'ten'"
+    )
     assert not db.exists()
 
 

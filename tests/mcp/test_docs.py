@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
-from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, SEARCH_FRAME
+from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, DEFAULT_MAX_REQUEST_BYTES
+from lionmem.mcp._bounds import ENVELOPE, MIN_REQUEST_BYTES, OMITTED_ENTRY, SEARCH_FRAME
+from lionmem.mcp._stdio import DISCARD_CHUNK, HEAD_BYTES, TAIL_BYTES, request_too_large
 from tests.mcp.support import REPO
 
 PAGE = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
@@ -33,3 +34,18 @@ def test_the_numbers_on_the_page_are_the_defaults() -> None:
         f"({OMITTED_ENTRY} bytes per hit of `--max-limit`, plus {ENVELOPE + SEARCH_FRAME:,} bytes)"
         in PAGE
     )
+
+
+def test_the_request_cap_on_the_page_is_the_code_s() -> None:
+    """The request cap's default and floor, the chunk and tail sizes and the answer shown."""
+    assert f"(default {DEFAULT_MAX_REQUEST_BYTES}, 4 MiB; at least {MIN_REQUEST_BYTES})" in PAGE
+    assert DEFAULT_MAX_REQUEST_BYTES == 4 * 2**20
+    assert f"A cap under {MIN_REQUEST_BYTES} bytes is" in PAGE
+    assert f"in {DISCARD_CHUNK // 1024} KiB chunks" in PAGE
+    assert f"and its last {TAIL_BYTES}," in PAGE
+    assert f"in the first {HEAD_BYTES // 1024} KiB (where" in PAGE
+    [answer] = re.findall(r"^  ```text\n  (.*?)\n  ```$", PAGE, flags=re.MULTILINE)
+    expected = request_too_large(
+        DEFAULT_MAX_REQUEST_BYTES, b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{'
+    )
+    assert answer == expected.model_dump_json(by_alias=True, exclude_unset=True)

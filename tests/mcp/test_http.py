@@ -7,6 +7,7 @@ fails to connect, and a plain HTTP request gets the status and message that say 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -223,3 +224,25 @@ def test_a_request_body_over_4_mib_is_refused(tmp_path: Path) -> None:
         }
         response = httpx2.post(url, json=call, headers=ACCEPT, timeout=60)
         assert response.status_code == 413
+
+
+def _initialize_of(size: int) -> bytes:
+    """The initialize request as JSON of exactly ``size`` bytes, its client name padded."""
+    request = json.loads(json.dumps(INITIALIZE))
+    request["params"]["clientInfo"]["name"] = ""
+    empty = len(json.dumps(request))
+    request["params"]["clientInfo"]["name"] = "x" * (size - empty)
+    body = json.dumps(request).encode()
+    assert len(body) == size
+    return body
+
+
+def test_max_request_bytes_sets_the_http_body_limit(tmp_path: Path) -> None:
+    """--max-request-bytes 2048: a body of 2048 bytes is served, one of 2049 gets 413."""
+    with http_server(tmp_path / "memory.db", "--max-request-bytes", "2048") as (url, _):
+        headers = {**ACCEPT, "Content-Type": "application/json"}
+        fits = httpx2.post(url, content=_initialize_of(2048), headers=headers, timeout=30)
+        assert fits.status_code == 200
+        over = httpx2.post(url, content=_initialize_of(2049), headers=headers, timeout=30)
+        assert over.status_code == 413
+        assert over.text == "Request body too large"

@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from lionmem import SQLiteMemoryStore, __version__
-from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
+from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, DEFAULT_MAX_REQUEST_BYTES
 from tests.mcp.support import documents, error_text, stdio_parameters, structured
 
 ITEM: dict[str, Any] = {
@@ -180,7 +180,9 @@ def test_help_lists_the_options() -> None:
         text=True,
         check=True,
     )
-    for option in ("--db", "--http", "--token", "--allow-origin", "--max-limit", "--max-bytes"):
+    options = ("--db", "--http", "--token", "--allow-origin", "--max-limit", "--max-bytes")
+    for option in (*options, "--max-request-bytes"):
         assert option in result.stdout
     assert f"(default {DEFAULT_MAX_LIMIT})" in result.stdout
     assert f"(default {DEFAULT_MAX_BYTES})" in result.stdout
+    assert f"(default {DEFAULT_MAX_REQUEST_BYTES})" in result.stdout

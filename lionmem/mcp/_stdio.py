@@ -1,0 +1,181 @@
+"""The MCP server over stdio, with a cap on the size of one request (one line of stdin).
+
+The SDK's stdio transport takes one JSON-RPC message per line from a text file it iterates;
+``BoundedLines`` is that file. A line of at most the cap (its newline not counted) comes back
+whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
+read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
+Request error, goes out on a clone of the transport's write stream, with the request's id when
+the first or last bytes of the line give it; the next line is served as usual.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from typing import IO, Any, Protocol, cast
+
+import anyio
+import anyio.from_thread
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic_core import from_json
+
+from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
+
+__all__ = [
+    "DISCARD_CHUNK",
+    "HEAD_BYTES",
+    "TAIL_BYTES",
+    "BoundedLines",
+    "LineSource",
+    "request_too_large",
+    "serve_stdio",
+]
+
+DISCARD_CHUNK = 65_536
+"""How many bytes of an oversized line are read at a time while it is dropped."""
+
+TAIL_BYTES = 512
+"""How many of the last bytes of an oversized line are kept to find the request's id in."""
+
+HEAD_BYTES = 4096
+"""How many of the first bytes of an oversized line are parsed to find its method and id."""
+
+
+class LineSource(Protocol):
+    """A binary stream read a line at a time with a size bound (``io.BufferedReader``, ``BytesIO``)."""
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+class BoundedLines:
+    """A text file of the lines of ``source``, each of at most ``max_bytes`` bytes.
+
+    A line ends with ``\n`` or ``\r\n``, which are not counted. A longer line is read to its end
+    in chunks and dropped; then ``on_oversized`` gets its first ``max_bytes + 2`` bytes and its
+    last ``TAIL_BYTES``, so no more than that plus ``DISCARD_CHUNK`` bytes are held at once. A
+    last line without a newline counts as a line.
+    ``readline`` blocks on ``source``; the transport calls it in a worker thread, where
+    ``on_oversized`` runs too.
+    """
+
+    def __init__(
+        self, source: LineSource, max_bytes: int, on_oversized: Callable[[bytes, bytes], None]
+    ) -> None:
+        if max_bytes < 0:
+            msg = f"the largest line must be 0 bytes or more, got {max_bytes}"
+            raise ValueError(msg)
+        self._source = source
+        self._max_bytes = max_bytes
+        self._on_oversized = on_oversized
+
+    def readline(self) -> str:
+        """Return the next line that fits, its newline included; ``""`` at the end of input."""
+        while True:
+            # Room for the cap and a newline of two bytes (\r\n), neither of which counts.
+            line = self._source.readline(self._max_bytes + 2)
+            ended = line.endswith(b"\n")
+            content = line.removesuffix(b"\n").removesuffix(b"\r") if ended else line
+            if len(content) <= self._max_bytes:
+                return line.decode("utf-8", errors="replace")
+            del content
+            tail = line[-TAIL_BYTES:]
+            while not ended:
+                chunk = self._source.readline(DISCARD_CHUNK)
+                tail = (tail + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
+                ended = not chunk or chunk.endswith(b"\n")
+            self._on_oversized(line, tail)
+            del line
+
+
+# A last member "id" (perhaps before "jsonrpc"), closing the line: in valid JSON that closing
+# brace ends the message, so the key is the message's own, not one nested in its params.
+_TAIL_ID = re.compile(
+    rb'[{,]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\\x00-\x1f]|\\.)*")'
+    rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$'
+)
+
+
+def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
+    """The id of the request whose line starts with ``prefix`` and ends with ``tail``, if known.
+
+    Only a message whose ``method`` is in its first ``HEAD_BYTES`` is a request: a client's
+    response gets no answer that refers to its id. The id is taken from there when a key
+    follows it (so its value is whole), else from the last members of the line. Parsing no
+    more than the head keeps the objects it makes few, whatever the line holds.
+    """
+    try:
+        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    keys = list(message)
+    if "id" in keys and keys[-1] != "id":
+        value = message["id"]
+    else:
+        found = _TAIL_ID.search(tail)
+        if found is None:
+            return None
+        try:
+            value = from_json(found.group(1))
+        except ValueError:  # a string with a bad escape
+            return None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def request_too_large(
+    max_request_bytes: int, prefix: bytes = b"", tail: bytes = b""
+) -> types.JSONRPCError:
+    """The answer to a line over the cap: Invalid Request, with the request's id if it is known.
+
+    ``prefix`` and ``tail`` are the first and last bytes of the line; without an id in them the
+    id is null, as JSON-RPC says of a request whose id cannot be read.
+    """
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=_request_id(prefix, tail),
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=(
+                f"Request too large: a request may be at most {max_request_bytes} bytes; "
+                "this one was longer and was discarded"
+            ),
+            data={"maxRequestBytes": max_request_bytes},
+        ),
+    )
+
+
+async def serve_stdio(
+    server: Server[Any], *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+) -> None:
+    """Serve ``server`` over this process's stdin and stdout until the client closes stdin.
+
+    A line (one request) longer than ``max_request_bytes`` is answered with an Invalid Request
+    error and dropped without being held whole; the lines after it are served. ``ValueError``
+    for a cap under 1024 bytes.
+    """
+    check_request_cap(max_request_bytes)
+    writer_ready = anyio.Event()
+    send: list[Callable[[SessionMessage], Awaitable[None]]] = []
+
+    async def send_answer(answer: SessionMessage) -> None:
+        await writer_ready.wait()
+        await send[0](answer)
+
+    def refuse(prefix: bytes, tail: bytes) -> None:  # in the transport's worker thread
+        answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
+        anyio.from_thread.run(send_answer, answer)
+
+    lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse)
+    # The transport reads its stdin with readline() alone, through anyio's AsyncFile. Given a
+    # stdin, it leaves fd 0 as it is (fd 1 it still diverts to stderr): nothing here reads fd 0.
+    stdin = anyio.wrap_file(cast("IO[str]", lines))
+    async with stdio_server(stdin=stdin) as (reader, writer), writer.clone() as refusals:
+        # The clone keeps the transport's writer open until every answer was handed over.
+        send.append(refusals.send)
+        writer_ready.set()
+        await server.run(reader, writer, server.create_initialization_options())
