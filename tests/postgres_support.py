@@ -63,7 +63,9 @@ class Cluster:
         self.bindir = find_bindir()
         sweep_leftovers()
         self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
-        (self.root / OWNER).write_text(_identity(os.getpid()) or "", encoding="utf-8")
+        # Written whole, then renamed into place: a sweep never reads a half-written owner.
+        (self.root / "owner.new").write_text(_identity(os.getpid()) or "", encoding="utf-8")
+        (self.root / "owner.new").replace(self.root / OWNER)
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.log = self.root / "server.log"
@@ -208,7 +210,9 @@ def sweep_leftovers(directory: Path | None = None) -> list[Path]:
             owner = (root / OWNER).read_text(encoding="utf-8").split()
         except OSError:
             continue  # being made right now, or not ours
-        if len(owner) == 2 and owner[0].isdigit() and _identity(int(owner[0])) == " ".join(owner):
+        if len(owner) != 2 or not owner[0].isdigit():
+            continue  # not an owner this module wrote
+        if _identity(int(owner[0])) == " ".join(owner):
             continue  # its process still runs
         postmaster = _postmaster_of(root / "data")
         if postmaster is not None:

@@ -92,9 +92,33 @@ def test_a_directory_whose_pid_file_names_another_process_is_deleted_without_a_s
             bystander.kill()
 
 
-def test_a_directory_being_made_or_foreign_is_left_alone(tmp_path: Path) -> None:
-    """A directory without an owner file (being made right now) is not touched."""
+@pytest.mark.parametrize("owner", [None, "", "12", "x 1", "12 3 4"])
+def test_a_directory_without_a_whole_owner_is_left_alone(tmp_path: Path, owner: str | None) -> None:
+    """A directory whose owner file is missing (being made right now) or not one this module
+    writes is not touched."""
     fresh = tmp_path / (postgres_support.PREFIX + "new")
     fresh.mkdir()
+    if owner is not None:
+        (fresh / postgres_support.OWNER).write_text(owner, encoding="utf-8")
     assert postgres_support.sweep_leftovers(tmp_path) == []
     assert fresh.is_dir()
+
+
+def test_the_cluster_of_another_live_process_is_left_alone(tmp_path: Path) -> None:
+    """A directory naming a process that still runs (with its start time) is not touched."""
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            identity = postgres_support._identity(other.pid)
+            assert identity is not None
+            theirs = tmp_path / (postgres_support.PREFIX + "theirs")
+            theirs.mkdir()
+            (theirs / postgres_support.OWNER).write_text(identity, encoding="utf-8")
+            assert postgres_support.sweep_leftovers(tmp_path) == []
+            assert theirs.is_dir()
+            # The same pid with another start time is a reused pid: that run is gone.
+            pid, started = identity.split()
+            (theirs / postgres_support.OWNER).write_text(f"{pid} {int(started) + 1}", "utf-8")
+            assert postgres_support.sweep_leftovers(tmp_path) == [theirs]
+            assert other.poll() is None
+        finally:
+            other.kill()
