@@ -289,12 +289,18 @@ class PostgresMemoryStore:
                     raise _translate(exc, self._where()) from exc
         return self._pool
 
-    async def _call(self, operation: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
+    async def _call(
+        self,
+        operation: Callable[[Any], Awaitable[_T]],
+        *,
+        retry: bool | Callable[[], bool] = True,
+    ) -> _T:
         """Run ``operation`` on one pooled connection (creating the tables first if needed).
 
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
-        (the operation is idempotent), the operation runs once more on a new connection. An
-        exception the operation wraps in ``_Own`` is raised as it is, untranslated.
+        (the operation is idempotent; a callable is asked after the failure), the operation runs
+        once more on a new connection. An exception the operation wraps in ``_Own`` is raised
+        as it is, untranslated.
         """
         pool = await self._get_pool()
         for attempt in range(2):
@@ -311,7 +317,7 @@ class PostgresMemoryStore:
             except _Own as carried:
                 own = carried.error
             except Exception as exc:
-                again = retry and attempt == 0
+                again = attempt == 0 and (retry() if callable(retry) else retry)
                 if _lost(exc):
                     await pool.expire_connections()  # the others are probably stale too
                 elif not _state(exc).startswith(_RETRY_STATES):
@@ -436,14 +442,18 @@ class PostgresMemoryStore:
         (``TypeError``) or an item that cannot be stored exactly rolls everything back and is
         raised as it is; with ``on_unrepresentable`` such an item is given to it and skipped
         instead. A repeated id is stored once, at its first position, holding its last value.
-        A database failure is never retried: the items read cannot be read again.
+        A database failure is retried (once, on a new connection) only if it came before the
+        first item was read: the items read cannot be read again.
         """
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
+        reading = False
 
         async def write(conn: Any) -> int:
+            nonlocal reading
             stored = 0
-            async with conn.transaction():
+            async with _transaction(conn):
+                reading = True
                 while True:
                     try:
                         chunk = next(chunks, None)
@@ -454,7 +464,7 @@ class PostgresMemoryStore:
                     await conn.execute(_UPSERT_MANY, ns, *_columns(_unique(chunk)))
                     stored += len(chunk)
 
-        stored = await self._call(write, retry=False)
+        stored = await self._call(write, retry=lambda: not reading)
         if stored >= _BATCH and not self._analysed:
             await self._call(_analyse_if_never)
             self._analysed = True
@@ -475,7 +485,7 @@ class PostgresMemoryStore:
             return
 
         async def write(conn: Any) -> None:
-            async with conn.transaction():
+            async with _transaction(conn):
                 for column in columns:
                     await conn.execute(_UPSERT_MANY, ns, *column)
 
@@ -536,6 +546,21 @@ async def _analyse_if_never(conn: Any) -> None:
         "SELECT reltuples < 0 FROM pg_class WHERE oid = 'lionmem_items'::regclass"
     ):
         await conn.execute("ANALYZE lionmem_items")
+
+
+@contextlib.asynccontextmanager
+async def _transaction(conn: Any) -> AsyncIterator[None]:
+    """``conn.transaction()``, except that an exception of the block is the one raised even when
+    the rollback fails as well (on a lost connection: the server rolls back by itself)."""
+    transaction = conn.transaction()
+    await transaction.start()
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await transaction.rollback()
+        raise
+    await transaction.commit()
 
 
 class _Own(Exception):

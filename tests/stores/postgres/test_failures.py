@@ -64,6 +64,27 @@ async def test_stopped_server_raises_unavailable_then_recovers(cluster: Cluster)
     await store.close()
 
 
+async def test_a_stream_after_a_restart_gets_a_new_connection_before_reading(
+    cluster: Cluster,
+) -> None:
+    """After a restart the pool's connection is broken; store_stream finds that out before it
+    reads the iterable, so it runs again on a new connection, reading every item once."""
+    pulled: list[int] = []
+
+    def numbered() -> Iterator[MemoryItem]:
+        for i in range(3):
+            pulled.append(i)
+            yield MemoryItem(content=i)
+
+    async with PostgresMemoryStore(cluster.dsn(), connect_timeout=CONNECT_TIMEOUT) as store:
+        assert await store.count() == 0  # the pool now holds a connection
+        cluster.stop()
+        cluster.start()
+        assert await store.store_stream(numbered()) == 3
+        assert pulled == [0, 1, 2]
+        assert [item.content async for item in store.items()] == [0, 1, 2]
+
+
 async def test_a_store_made_while_the_server_is_down_works_once_it_is_up(cluster: Cluster) -> None:
     """First use with the server down raises MemoryAdapterUnavailable; later calls connect."""
     cluster.stop()

@@ -28,6 +28,10 @@ class Boom(Exception):
     """Raised by a test's iterable or callback half-way."""
 
 
+class Halt(BaseException):
+    """Not an Exception, as KeyboardInterrupt is not (which pytest itself would stop on)."""
+
+
 def dumps(items: list[MemoryItem]) -> list[dict[str, object]]:
     return [item.model_dump() for item in items]
 
@@ -318,6 +322,34 @@ async def test_a_connection_lost_mid_stream_is_not_retried(
         with pytest.raises(MemoryAdapterUnavailable):
             await store.store_stream(numbered())
         assert (pulled, await store.count()) == (list(range(2 * CHUNK)), 1)
+        await store.store(MemoryItem(content="after"))
+        assert [item.content async for item in store.items()] == ["kept", "after"]
+
+
+@pytest.mark.parametrize("error", [Boom, Halt])
+async def test_the_iterables_exception_is_raised_even_when_the_connection_is_lost_too(
+    postgres_server: Cluster, postgres_dsn: str, error: type[BaseException]
+) -> None:
+    """The stream's session is terminated and then the iterable raises: its own exception comes
+    out (not a failed rollback's MemoryAdapterUnavailable), nothing is stored, the store works."""
+    database = database_of(postgres_dsn)
+
+    def numbered() -> Iterator[MemoryItem]:
+        for i in range(3000):
+            if i == 1500:
+                postgres_server.psql(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND state = 'idle in transaction'",
+                    database,
+                )
+                raise error
+            yield MemoryItem(content=i)
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(MemoryItem(content="kept"))
+        with pytest.raises(error):
+            await store.store_stream(numbered())
+        assert await store.count() == 1
         await store.store(MemoryItem(content="after"))
         assert [item.content async for item in store.items()] == ["kept", "after"]
 
