@@ -60,6 +60,7 @@ SERVER_SETTINGS = {
     "synchronous_commit": "on",
     "plan_cache_mode": "force_custom_plan",
     "random_page_cost": "1.1",
+    "cpu_operator_cost": "0.05",
     "application_name": "lionmem",
 }
 """Session settings of the store's own connections (give them to a pool you pass in)."""

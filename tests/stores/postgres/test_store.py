@@ -237,16 +237,17 @@ async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
 
 
 async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
-    """The store's own sessions use synchronous_commit=on, custom plans and the random-read cost
-    of cached or solid-state storage, whatever the server's defaults."""
+    """The store's own sessions use synchronous_commit=on, custom plans, the random-read cost
+    of cached or solid-state storage and the filters' measured cost, whatever the server's
+    defaults."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         settings = await store._call(
             lambda conn: conn.fetchrow(
                 "SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode'), "
-                "current_setting('random_page_cost')"
+                "current_setting('random_page_cost'), current_setting('cpu_operator_cost')"
             )
         )
-        assert tuple(settings) == ("on", "force_custom_plan", "1.1")
+        assert tuple(settings) == ("on", "force_custom_plan", "1.1", "0.05")
 
 
 async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
