@@ -443,8 +443,9 @@ class PostgresMemoryStore:
         (``TypeError``) or an item that cannot be stored exactly rolls everything back and is
         raised as it is; with ``on_unrepresentable`` such an item is given to it and skipped
         instead. A repeated id is stored once, at its first position, holding its last value.
-        A database failure is retried (once, on a new connection) only if it came before the
-        first item was read: the items read cannot be read again.
+        A connection found broken before the first item was read is replaced and the stream
+        runs again; once items were read, a database failure is raised and not retried (they
+        cannot be read again).
         """
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
@@ -554,14 +555,16 @@ async def _transaction(conn: Any) -> AsyncIterator[None]:
     """``conn.transaction()``, except that an exception of the block is the one raised even when
     the rollback fails as well (on a lost connection: the server rolls back by itself)."""
     transaction = conn.transaction()
-    await transaction.start()
+    # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
+    # also when BEGIN itself is cancelled), except for a failing rollback's exception.
+    await transaction.__aenter__()
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
-            await transaction.rollback()
+            await transaction.__aexit__(type(exc), exc, exc.__traceback__)
         raise
-    await transaction.commit()
+    await transaction.__aexit__(None, None, None)
 
 
 class _Own(Exception):

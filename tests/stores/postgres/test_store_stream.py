@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 import weakref
 from collections.abc import Iterator
 from uuid import uuid4
 
+import asyncpg
 import pytest
 
 from lionmem import (
@@ -352,6 +354,44 @@ async def test_the_iterables_exception_is_raised_even_when_the_connection_is_los
         assert await store.count() == 1
         await store.store(MemoryItem(content="after"))
         assert [item.content async for item in store.items()] == ["kept", "after"]
+
+
+async def test_a_stream_cancelled_while_it_begins_leaves_a_clean_connection(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled during its BEGIN, the stream raises CancelledError, reads nothing, and its
+    connection goes back to the pool without asyncpg reporting an unmanaged transaction."""
+    execute = asyncpg.Connection.execute
+    begun = asyncio.Event()
+
+    async def slow_begin(self: asyncpg.Connection, query: str, *args: object) -> str:
+        if query.startswith("BEGIN"):
+            begun.set()
+            await asyncio.sleep(0.2)
+        return await execute(self, query, *args)  # type: ignore[no-any-return]  # asyncpg is untyped
+
+    reported: list[str] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
+    pulled: list[int] = []
+
+    def numbered() -> Iterator[MemoryItem]:
+        for i in range(10):
+            pulled.append(i)
+            yield MemoryItem(content=i)
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(MemoryItem(content="kept"))
+        monkeypatch.setattr(asyncpg.Connection, "execute", slow_begin)
+        task = asyncio.ensure_future(store.store_stream(numbered()))
+        await begun.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        monkeypatch.undo()
+        assert (pulled, await store.count()) == ([], 1)
+    loop.set_exception_handler(None)
+    assert reported == []
 
 
 async def test_a_first_bulk_stream_gives_the_planner_statistics(postgres_server: Cluster) -> None:
