@@ -46,6 +46,15 @@ def database_of(dsn: str) -> str:
     return dsn.rsplit("/", 1)[1]
 
 
+def end_open_transactions(cluster: Cluster, database: str) -> None:
+    """Terminate the sessions of ``database`` that are inside a transaction (the stream's)."""
+    cluster.psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND state = 'idle in transaction'",
+        database,
+    )
+
+
 async def test_stores_every_item_in_order_and_returns_the_count(postgres_dsn: str) -> None:
     """Every yielded item is stored, in order, equal field by field; the count is returned."""
     items = [
@@ -311,11 +320,7 @@ async def test_a_connection_lost_mid_stream_is_not_retried(
     def numbered() -> Iterator[MemoryItem]:
         for i in range(3000):
             if i == 1500:
-                postgres_server.psql(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND state = 'idle in transaction'",
-                    database,
-                )
+                end_open_transactions(postgres_server, database)
             pulled.append(i)
             yield MemoryItem(content=i)
 
@@ -339,11 +344,7 @@ async def test_the_iterables_exception_is_raised_even_when_the_connection_is_los
     def numbered() -> Iterator[MemoryItem]:
         for i in range(3000):
             if i == 1500:
-                postgres_server.psql(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND state = 'idle in transaction'",
-                    database,
-                )
+                end_open_transactions(postgres_server, database)
                 raise error
             yield MemoryItem(content=i)
 
