@@ -345,32 +345,16 @@ class SQLiteMemoryStore:
 
     def _open_reader(self) -> sqlite3.Connection:
         # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
-        reader = sqlite3.connect(
-            self._path, timeout=0, isolation_level=None, check_same_thread=False
-        )
-        try:
-            reader.execute("PRAGMA query_only = 1")
-            reader.execute("PRAGMA temp_store = MEMORY")
-        except BaseException:
-            reader.close()
-            raise
+        reader = _unwaiting(self._path, "PRAGMA query_only = 1")
         reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
         return reader
 
     def _open_direct(self) -> sqlite3.Connection:
         # No busy timeout: an insert that meets a lock goes to the worker instead of waiting.
         # No checkpoints either (they sync the disk): the worker runs them (``_checkpoint``).
-        direct = sqlite3.connect(
-            self._path, timeout=0, isolation_level=None, check_same_thread=False
+        return _unwaiting(
+            self._path, "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"
         )
-        try:
-            direct.execute("PRAGMA synchronous = NORMAL")
-            direct.execute("PRAGMA wal_autocheckpoint = 0")
-            direct.execute("PRAGMA temp_store = MEMORY")
-        except BaseException:
-            direct.close()
-            raise
-        return direct
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``operation`` in the worker thread, opening the file first if needed."""
@@ -745,6 +729,19 @@ class SQLiteMemoryStore:
         stored = _write_stream(conn, items, skip, repr(self._path))
         self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
+
+
+def _unwaiting(path: str, *pragmas: str) -> sqlite3.Connection:
+    """A connection to ``path`` for any thread that never waits for a lock (no busy timeout),
+    with in-memory temporary storage and ``pragmas`` set (closed again if one fails)."""
+    conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    try:
+        for pragma in (*pragmas, "PRAGMA temp_store = MEMORY"):
+            conn.execute(pragma)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 # -- operations, run in the worker thread ---------------------------------------------------
