@@ -1,11 +1,13 @@
-"""The MCP server over stdio, with a cap on the size of one request (one line of stdin).
+"""The MCP server over stdio: a cap on one request's size, and every request answered at the end.
 
 The SDK's stdio transport takes one JSON-RPC message per line from a text file it iterates;
 ``BoundedLines`` is that file. A line of at most the cap (its newline not counted) comes back
 whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
 read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
-the first or last bytes of the line give it; the next line is served as usual.
+the first or last bytes of the line give it; the next line is served as usual. When stdin
+ends, the SDK would cancel the requests still running; the server sees the end only once each
+request read was answered (or cancelled by the client), so a piped script gets every answer.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from typing import IO, Any, Protocol, cast
+from types import TracebackType
+from typing import IO, Any, Protocol, Self, cast
 
 import anyio
 import anyio.from_thread
@@ -149,6 +152,93 @@ def request_too_large(
     )
 
 
+class _Open:
+    """The ids of the requests read and not answered (or cancelled) yet."""
+
+    def __init__(self) -> None:
+        self._ids: set[object] = set()
+        self._none = anyio.Event()
+        self._none.set()
+
+    def add(self, request_id: object) -> None:
+        if not self._ids:
+            self._none = anyio.Event()
+        self._ids.add(request_id)
+
+    def settle(self, request_id: object) -> None:
+        self._ids.discard(request_id)
+        if not self._ids:
+            self._none.set()
+
+    async def wait_none(self) -> None:
+        await self._none.wait()
+
+
+class _Closing:
+    """Closes the wrapped stream (the server closes each stream it is given when it ends)."""
+
+    def __init__(self, stream: Any, requests: _Open) -> None:
+        self._stream = stream
+        self._open = requests
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Requests(_Closing):
+    """The transport's read stream, ending only once every request read from it is settled."""
+
+    @property
+    def last_context(self) -> Any:
+        """The context the transport read the last message in (the SDK looks for it)."""
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._stream.receive()
+        except anyio.EndOfStream:
+            await self._open.wait_none()
+            raise
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, types.JSONRPCRequest):
+            self._open.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
+            self._open.settle((message.params or {}).get("requestId"))
+        return item
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+class _Answers(_Closing):
+    """The transport's write stream; an answer handed to it settles its request."""
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._stream.send(item)
+        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self._open.settle(item.message.id)
+
+
+_CANCELLED = "notifications/cancelled"
+
+
 async def serve_stdio(
     server: Server[Any], *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 ) -> None:
@@ -178,4 +268,11 @@ async def serve_stdio(
         # The clone keeps the transport's writer open until every answer was handed over.
         send.append(refusals.send)
         writer_ready.set()
-        await server.run(reader, writer, server.create_initialization_options())
+        # When stdin ends the SDK cancels the requests still running: it sees the end only once
+        # each request read was answered, or cancelled by the client.
+        requests = _Open()
+        await server.run(
+            _Requests(reader, requests),
+            _Answers(writer, requests),
+            server.create_initialization_options(),
+        )

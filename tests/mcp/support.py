@@ -17,9 +17,12 @@ from lionmem.mcp._documents import ToolDocument, tool_documents
 
 __all__ = [
     "REPO",
+    "RawServer",
+    "call_request",
     "documents",
     "error_text",
     "http_server",
+    "initialize_request",
     "server_command",
     "stdio_parameters",
     "structured",
@@ -91,3 +94,80 @@ def http_server(db: Path, *arguments: str) -> Iterator[tuple[str, subprocess.Pop
             process.wait(timeout=30)
         if process.stderr is not None:
             process.stderr.close()
+
+
+def initialize_request(request_id: int) -> dict[str, Any]:
+    """An ``initialize`` request, as a JSON object."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-stdio-test", "version": "1"},
+        },
+    }
+
+
+def call_request(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools/call`` request, as a JSON object."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+class RawServer:
+    """``lionmem mcp`` over pipes, written and read one JSON line at a time."""
+
+    def __init__(self, db: Path, *arguments: str, initialize: bool = True) -> None:
+        self.process = subprocess.Popen(
+            server_command("--db", str(db), *arguments),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=db.parent,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.stdout = self.process.stdout
+        if not initialize:
+            return
+        self.send(json.dumps(initialize_request(1)).encode())
+        assert self.receive()["id"] == 1
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def send(self, line: bytes, newline: bool = True) -> None:
+        self.stdin.write(line + (b"\n" if newline else b""))
+        self.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        line = self.stdout.readline()
+        assert line.endswith(b"\n"), line
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def call(self, request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.send(json.dumps(call_request(request_id, name, arguments)).encode())
+        answer = self.receive()
+        assert answer["id"] == request_id, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def finish(self) -> tuple[int, bytes, bytes]:
+        """Close stdin; the exit status, the rest of stdout and stderr (``TimeoutExpired``
+        if the server has not exited 30 s later)."""
+        rest, errors = self.process.communicate(timeout=30)
+        return self.process.returncode, rest, errors
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 import sys
 import threading
 import tracemalloc
@@ -34,7 +33,13 @@ from lionmem.mcp._stdio import (
     BoundedLines,
     request_too_large,
 )
-from tests.mcp.support import server_command, stdio_parameters, structured
+from tests.mcp.support import (
+    RawServer,
+    call_request,
+    initialize_request,
+    stdio_parameters,
+    structured,
+)
 
 CAP = 1024
 
@@ -237,89 +242,14 @@ def test_the_request_cap_is_at_least_1024_bytes() -> None:
 # The server over pipes, raw JSON lines
 
 
-def _initialize(request_id: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw-stdio-test", "version": "1"},
-        },
-    }
-
-
-def _call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-
-
 def store_line(request_id: int, size: int) -> bytes:
     """A memory_store request of exactly ``size`` bytes, its content padded with ``x``."""
-    empty = json.dumps(_call(request_id, "memory_store", {"content": ""})).encode()
-    line = json.dumps(_call(request_id, "memory_store", {"content": "x" * (size - len(empty))}))
+    empty = json.dumps(call_request(request_id, "memory_store", {"content": ""})).encode()
+    line = json.dumps(
+        call_request(request_id, "memory_store", {"content": "x" * (size - len(empty))})
+    )
     assert len(line.encode()) == size
     return line.encode()
-
-
-class RawServer:
-    """``lionmem mcp`` over pipes, written and read one JSON line at a time."""
-
-    def __init__(self, db: Path, *arguments: str, initialize: bool = True) -> None:
-        self.process = subprocess.Popen(
-            server_command("--db", str(db), *arguments),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=db.parent,
-        )
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.stdin = self.process.stdin
-        self.stdout = self.process.stdout
-        if not initialize:
-            return
-        self.send(json.dumps(_initialize(1)).encode())
-        assert self.receive()["id"] == 1
-        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-
-    def send(self, line: bytes, newline: bool = True) -> None:
-        self.stdin.write(line + (b"\n" if newline else b""))
-        self.stdin.flush()
-
-    def receive(self) -> dict[str, Any]:
-        line = self.stdout.readline()
-        assert line.endswith(b"\n"), line
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    def call(self, request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        self.send(json.dumps(_call(request_id, name, arguments)).encode())
-        answer = self.receive()
-        assert answer["id"] == request_id, answer
-        result: dict[str, Any] = answer["result"]
-        return result
-
-    def finish(self) -> tuple[int, bytes, bytes]:
-        """Close stdin; the exit status, the rest of stdout and stderr."""
-        self.stdin.close()
-        rest = self.stdout.read()
-        assert self.process.stderr is not None
-        errors = self.process.stderr.read()
-        return self.process.wait(timeout=30), rest, errors
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
 
 
 StartServer = Callable[..., RawServer]
@@ -373,7 +303,7 @@ def test_a_last_line_without_a_newline_is_served(tmp_path: Path) -> None:
     """
     server = RawServer(tmp_path / "memory.db", initialize=False)
     try:
-        server.send(json.dumps(_initialize(1)).encode(), newline=False)
+        server.send(json.dumps(initialize_request(1)).encode(), newline=False)
         status, rest, _ = server.finish()
     finally:
         server.kill()
