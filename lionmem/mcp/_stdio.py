@@ -7,14 +7,17 @@ read, the rest is read and dropped in chunks up to its newline. Its answer, an I
 Request error, goes out on a clone of the transport's write stream, with the request's id when
 the first or last bytes of the line give it; the next line is served as usual. When stdin
 ends, the SDK would cancel the requests still running; the server sees the end only once each
-request read was answered (or cancelled by the client), so a piped script gets every answer.
+request read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
 import sys
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from functools import partial
 from types import TracebackType
 from typing import IO, Any, Protocol, Self, cast
 
@@ -23,13 +26,14 @@ import anyio.from_thread
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic_core import from_json
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
 __all__ = [
     "DISCARD_CHUNK",
+    "END_WAIT",
     "HEAD_BYTES",
     "TAIL_BYTES",
     "BoundedLines",
@@ -46,6 +50,9 @@ TAIL_BYTES = 512
 
 HEAD_BYTES = 4096
 """How many of the first bytes of an oversized line are parsed to find its method and id."""
+
+END_WAIT = 60.0
+"""How many seconds the end of stdin waits for the requests still running to be answered."""
 
 
 class LineSource(Protocol):
@@ -153,33 +160,39 @@ def request_too_large(
 
 
 class _Open:
-    """The ids of the requests read and not answered (or cancelled) yet."""
+    """How many requests of each id were read and are not settled yet (answered, or ended
+    without an answer, as one the client cancelled)."""
 
     def __init__(self) -> None:
-        self._ids: set[object] = set()
+        self._ids: Counter[types.RequestId] = Counter()
         self._none = anyio.Event()
         self._none.set()
 
-    def add(self, request_id: object) -> None:
+    def add(self, request_id: types.RequestId) -> None:
         if not self._ids:
             self._none = anyio.Event()
-        self._ids.add(request_id)
+        self._ids[request_id] += 1
 
-    def settle(self, request_id: object) -> None:
-        self._ids.discard(request_id)
+    def settle(self, request_id: types.RequestId | None) -> None:
+        if request_id is not None and request_id in self._ids:
+            self._ids[request_id] -= 1
+            if not self._ids[request_id]:
+                del self._ids[request_id]
         if not self._ids:
             self._none.set()
 
     async def wait_none(self) -> None:
-        await self._none.wait()
+        """Return once no request is open, or after ``END_WAIT`` seconds."""
+        with anyio.move_on_after(END_WAIT):
+            await self._none.wait()
 
 
 class _Closing:
     """Closes the wrapped stream (the server closes each stream it is given when it ends)."""
 
-    def __init__(self, stream: Any, requests: _Open) -> None:
+    def __init__(self, stream: Any, open_requests: _Open) -> None:
         self._stream = stream
-        self._open = requests
+        self._open = open_requests
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -200,9 +213,10 @@ class _Requests(_Closing):
     """The transport's read stream, ending only once every request read from it is settled."""
 
     @property
-    def last_context(self) -> Any:
+    def last_context(self) -> contextvars.Context | None:
         """The context the transport read the last message in (the SDK looks for it)."""
-        return getattr(self._stream, "last_context", None)
+        context: contextvars.Context | None = getattr(self._stream, "last_context", None)
+        return context
 
     async def receive(self) -> SessionMessage | Exception:
         try:
@@ -210,11 +224,18 @@ class _Requests(_Closing):
         except anyio.EndOfStream:
             await self._open.wait_none()
             raise
-        message = item.message if isinstance(item, SessionMessage) else None
-        if isinstance(message, types.JSONRPCRequest):
-            self._open.add(message.id)
-        elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
-            self._open.settle((message.params or {}).get("requestId"))
+        if (
+            isinstance(item, SessionMessage)
+            and isinstance(item.message, types.JSONRPCRequest)
+            and item.metadata is None
+        ):
+            # The SDK calls the hook when the request ends without an answer (it matches a
+            # cancel to its request by its own rules).
+            self._open.add(item.message.id)
+            unanswered = partial(_settled, self._open, item.message.id)
+            item = SessionMessage(
+                item.message, ServerMessageMetadata(on_request_unanswered=unanswered)
+            )
         return item
 
     def __aiter__(self) -> Self:
@@ -227,6 +248,10 @@ class _Requests(_Closing):
             raise StopAsyncIteration from None
 
 
+async def _settled(open_requests: _Open, request_id: types.RequestId) -> None:
+    open_requests.settle(request_id)
+
+
 class _Answers(_Closing):
     """The transport's write stream; an answer handed to it settles its request."""
 
@@ -234,9 +259,6 @@ class _Answers(_Closing):
         await self._stream.send(item)
         if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
             self._open.settle(item.message.id)
-
-
-_CANCELLED = "notifications/cancelled"
 
 
 async def serve_stdio(

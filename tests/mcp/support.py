@@ -110,7 +110,7 @@ def initialize_request(request_id: int) -> dict[str, Any]:
     }
 
 
-def call_request(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def call_request(request_id: int | str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A ``tools/call`` request, as a JSON object."""
     return {
         "jsonrpc": "2.0",

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
+import pytest
+
 from lionmem import SQLiteMemoryStore
+from lionmem.mcp import _stdio
 from tests.mcp.support import RawServer, call_request
 
 STORES = 20
@@ -41,24 +46,107 @@ async def test_requests_running_when_stdin_ends_are_answered(tmp_path: Path) -> 
     assert stored == list(range(STORES))
 
 
-def test_a_request_the_client_cancelled_does_not_hold_the_end(tmp_path: Path) -> None:
-    db = tmp_path / "memory.db"
-    server = RawServer(db)
-    blocker = sqlite3.connect(db, isolation_level=None)
-    try:
-        assert server.call(2, "memory_count", {}) == {
-            "content": [{"type": "text", "text": '{"count":0}'}],
-            "structuredContent": {"count": 0},
-            "isError": False,
-        }
-        blocker.execute("BEGIN EXCLUSIVE")  # the store's write now waits for the lock
-        server.send(json.dumps(call_request(3, "memory_store", {"content": "late"})).encode())
-        cancel = {"requestId": 3, "reason": "the user gave up"}
-        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
-        server.send(json.dumps(note).encode())
-        status, rest, errors = server.finish()
-    finally:
-        blocker.close()
-        server.kill()
-    assert status == 0, errors
-    assert _answers(rest) == {}
+class Blocked:
+    """A server whose store's writes wait for a lock this test holds for a second more."""
+
+    def __init__(self, db: Path) -> None:
+        self.server = RawServer(db)
+        self.db = db
+        self._lock = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        self.server.call(2, "memory_count", {})
+        self._lock.execute("BEGIN EXCLUSIVE")
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.server.send(json.dumps(message).encode())
+
+    def finish(self) -> tuple[list[dict[str, Any]], int]:
+        """Release the lock a second later and close stdin; the answers and the items stored."""
+        release = threading.Timer(1.0, self._lock.execute, ["ROLLBACK"])
+        release.start()
+        try:
+            status, rest, errors = self.server.finish()
+        finally:
+            release.join()
+            self._lock.close()
+            self.server.kill()
+        assert status == 0, errors
+        with sqlite3.connect(self.db) as db:
+            (stored,) = db.execute("SELECT count(*) FROM items").fetchone()
+        return [json.loads(line) for line in rest.splitlines()], stored
+
+
+def _cancel(request_id: object) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "the user gave up"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+@pytest.mark.parametrize(
+    ("request_id", "cancelled"),
+    [(3, 3), (3, "3"), ("3", 3), (3, "03")],
+    ids=["same", "string for number", "number for string", "leading zero"],
+)
+def test_a_request_the_client_cancelled_gets_no_answer_and_does_not_hold_the_end(
+    tmp_path: Path, request_id: int | str, cancelled: int | str
+) -> None:
+    """The SDK takes ``"3"`` and ``"03"`` for request 3 when matching a cancel."""
+    blocked = Blocked(tmp_path / "memory.db")
+    blocked.send(call_request(request_id, "memory_store", {"content": "late"}))
+    blocked.send(_cancel(cancelled))
+    answers, _ = blocked.finish()
+    assert answers == []
+
+
+@pytest.mark.parametrize(
+    ("request_id", "cancelled"),
+    [(3, 3.0), (1, True), (3, [3]), (3, 4)],
+    ids=["float", "bool", "list", "another id"],
+)
+def test_a_cancel_the_sdk_does_not_match_leaves_the_request_to_be_answered(
+    tmp_path: Path, request_id: int, cancelled: object
+) -> None:
+    """A ``requestId`` that is not an id (a float, a bool, a list) or names no running request
+    cancels nothing: the write commits and is answered, and the server does not fail."""
+    blocked = Blocked(tmp_path / "memory.db")
+    blocked.send(call_request(request_id, "memory_store", {"content": "late"}))
+    blocked.send(_cancel(cancelled))
+    answers, stored = blocked.finish()
+    assert [(answer["id"], answer["result"]["isError"]) for answer in answers] == [
+        (request_id, False)
+    ]
+    assert stored == 1
+
+
+def test_two_requests_with_one_id_are_both_answered(tmp_path: Path) -> None:
+    blocked = Blocked(tmp_path / "memory.db")
+    blocked.send(call_request(7, "memory_store", {"content": "late"}))
+    blocked.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    answers, stored = blocked.finish()
+    assert answers[0] == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert [(answer["id"], answer["result"]["isError"]) for answer in answers[1:]] == [(7, False)]
+    assert stored == 1
+
+
+async def test_the_end_waits_until_each_request_of_an_id_settled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_stdio, "END_WAIT", 3600.0)
+    requests = _stdio._Open()
+    for request_id in (5, 5, "5"):
+        requests.add(request_id)
+    for settled in (5, "5", None, 6):  # None and 6 were never read: they change nothing
+        requests.settle(settled)
+    with anyio.move_on_after(0.05) as still_open:  # the second request 5 is open
+        await requests.wait_none()
+    assert still_open.cancelled_caught
+    requests.settle(5)
+    with anyio.fail_after(30):  # returns at once, not after END_WAIT
+        await requests.wait_none()
+
+
+async def test_the_end_waits_at_most_end_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After ``END_WAIT`` seconds the end goes through (the SDK then cancels what still runs)."""
+    monkeypatch.setattr(_stdio, "END_WAIT", 0.05)
+    requests = _stdio._Open()
+    requests.add(5)
+    with anyio.fail_after(30):
+        await requests.wait_none()
