@@ -200,6 +200,10 @@ def search_cases() -> list[tuple[str, MemoryQuery]]:
         ("text, common (memory)", MemoryQuery(text="memory", limit=10)),
         ("text, 3 characters (phi)", MemoryQuery(text="phi", limit=10)),
         ("text, no match (qqqzzz)", MemoryQuery(text="qqqzzz", limit=10)),
+        # Each word is in most items, the phrase in 1 in 2,400: the trigram index narrows the
+        # rows to those holding all three words, and each is read to find the phrase.
+        ("text, rare phrase of common words (naïve café zeta)",
+         MemoryQuery(text="naïve café zeta", limit=10)),
         ("tags any-of (2 tags)", MemoryQuery(tags=["tag07", "tag31"], limit=10)),
         ("metadata equality (user)", MemoryQuery(filters={"user": "user42"}, limit=10)),
         ("text + tag + metadata",
