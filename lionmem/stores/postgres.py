@@ -255,10 +255,15 @@ class PostgresMemoryStore:
     def _where(self) -> str:
         return "the store's pool" if self._dsn is None else "the configured DSN"
 
-    async def _get_pool(self) -> Any:
+    def _check_open(self) -> None:
+        """Raise ``MemoryAdapterUnavailable`` once the store is closed, even for a call that
+        would not need the server (after its arguments were checked)."""
         if self._closed:
             msg = f"{self!r} is closed"
             raise MemoryAdapterUnavailable(msg)
+
+    async def _get_pool(self) -> Any:
+        self._check_open()
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
@@ -375,6 +380,7 @@ class PostgresMemoryStore:
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return None
         ns = self._ns
@@ -386,9 +392,8 @@ class PostgresMemoryStore:
 
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
-        if not check_query(query, MANIFEST):
-            return []
-        plan = plan_search(query)
+        plan = plan_search(query) if check_query(query, MANIFEST) else None
+        self._check_open()
         if plan is None:
             return []
         limit = min(query.limit, _MAX_LIMIT)
@@ -422,6 +427,7 @@ class PostgresMemoryStore:
         """
         batch = [_require_item(item) for item in items]
         rows = [_row(item) for item in batch]
+        self._check_open()
         if rows:
             await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
@@ -496,6 +502,7 @@ class PostgresMemoryStore:
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = _key(item_id)
+        self._check_open()
         if key is None:
             return False
         ns = self._ns

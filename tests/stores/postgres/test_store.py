@@ -222,6 +222,26 @@ async def test_closed_store_raises_unavailable(postgres_dsn: str) -> None:
             await call
 
 
+async def test_closed_store_raises_for_calls_that_need_no_server() -> None:
+    """A closed store refuses the calls it could answer without the server, instead of giving
+    ``[]``, ``None`` or ``False`` as if it were open; an argument error is still reported first."""
+    store = PostgresMemoryStore(UNREACHABLE)
+    await store.close()
+    for call in (
+        store.search(MemoryQuery(limit=0)),
+        store.search(MemoryQuery(text="\ud800")),  # the plan proves that nothing can match
+        store.retrieve("not-an-id"),
+        store.delete("not-an-id"),
+        store.store_many([]),
+    ):
+        with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
+            await call
+    with pytest.raises(UnsupportedMemoryQuery, match="limit"):
+        await store.search(MemoryQuery(limit=-1))
+    with pytest.raises(TypeError, match="MemoryItem"):
+        await store.store_many([{"content": "x"}])  # type: ignore[list-item]  # wrong on purpose
+
+
 async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
     """With pool=..., close() leaves the pool open; the caller's settings are used as they are."""
     pool = await asyncpg.create_pool(postgres_dsn, min_size=0, server_settings=SERVER_SETTINGS)
