@@ -15,7 +15,10 @@ import argparse
 import asyncio
 import contextlib
 import os
+import queue
+import stat
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +42,8 @@ __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
 _PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
+_CHUNK_BYTES = 1 << 16  # lines a pipe's reading thread hands over at a time, about
+_STOP_POLL = 0.1  # seconds between two looks at the stop flag while a pipe is silent
 
 
 class _BadLine(Exception):
@@ -65,7 +70,7 @@ class _Reader:
         advance = self.progress.advance
         pending = 0
         size = 0
-        for raw in self.stream:
+        for raw in self._lines():
             if self.stopped:
                 raise _Stopped
             self.line += 1
@@ -83,7 +88,47 @@ class _Reader:
                 self._bad(validation_message(error))
                 continue
             yield item
+        if self.stopped:  # interrupted while it waited for the end of the input
+            raise _Stopped
         advance(pending, size)
+
+    def _lines(self) -> Iterator[bytes]:
+        """The stream's lines. A pipe or a terminal is read by a thread of its own, so that an
+        interrupted import stops at once rather than when (or if) the next line arrives."""
+        try:
+            regular = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
+        except (AttributeError, OSError, ValueError):
+            regular = True
+        return iter(self.stream) if regular else self._read_aside()
+
+    def _read_aside(self) -> Iterator[bytes]:
+        # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
+        source = os.fdopen(os.dup(self.stream.fileno()), "rb")
+        chunks: queue.Queue[list[bytes] | BaseException | None] = queue.Queue(maxsize=8)
+
+        def read() -> None:
+            try:
+                with source:
+                    while chunk := source.readlines(_CHUNK_BYTES):
+                        chunks.put(chunk)
+            except BaseException as error:  # given to the import, which raises it
+                chunks.put(error)
+            else:
+                chunks.put(None)
+
+        threading.Thread(target=read, name="lionmem-import-input", daemon=True).start()
+        while True:
+            try:
+                chunk = chunks.get(timeout=_STOP_POLL)
+            except queue.Empty:
+                if self.stopped:
+                    raise _Stopped from None
+                continue
+            if chunk is None:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield from chunk
 
     def _bad(self, reason: str) -> None:
         if not self.skip_invalid:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
+import termios
 import time
 from contextlib import closing
 from pathlib import Path
@@ -284,6 +287,46 @@ def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)
     assert (process.returncode, stdout, stderr) == (130, "", "lionmem import: interrupted\n")
+    assert _export(db) == before
+
+
+def _unread_bytes(pipe: int) -> int:
+    """The bytes written into ``pipe`` (its writing end) that the reader has not taken yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]  # struct.unpack gives Any
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_standard_input_waits_stops_at_once_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    """SIGINT while ``import -`` waits for its next line: it exits 130 at once, with the pipe
+    still open, and stores none of the lines it had read."""
+    db, before = _store_with_two_items(tmp_path)
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", str(db)],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(b'{"content": "read before the interrupt"}\n' * 3)
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _unread_bytes(process.stdin.fileno()):
+        assert process.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.5)  # the three lines are validated: the import waits for the fourth
+    process.send_signal(signal.SIGINT)
+    try:
+        status = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate(timeout=60)
+    assert (status, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
     assert _export(db) == before
 
 
