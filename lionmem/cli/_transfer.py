@@ -212,15 +212,25 @@ def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
 
 
 def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
-    """Refuse ``--out`` naming the database file (or its journal): writing it would destroy it."""
+    """Refuse ``--out`` naming the database file (or its journal), by any of its paths or links:
+    writing it would destroy it."""
     target = store_target(db)
     if out in (None, "-") or is_postgres(target) or target == ":memory:":
         return
     written = Path(out).resolve()
     for suffix in ("", "-wal", "-shm", "-journal"):
-        if written == Path(target + suffix).resolve():
+        database = Path(target + suffix)
+        if written == database.resolve() or _same_file(written, database):
             msg = f"--out {out} is the database file itself; write the export to another file"
             raise CommandError(msg)
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    """Return whether both paths exist and are one file (a hard link is another name of it)."""
+    try:
+        return first.samefile(second)
+    except OSError:
+        return False
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -385,6 +385,19 @@ def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: s
     assert sample_copy.read_bytes() == before
 
 
+def test_export_refuses_a_hard_link_to_its_own_database(sample_copy: Path) -> None:
+    """``--out`` naming another path of the database file is refused and the store is kept."""
+    os.link(sample_copy, sample_copy.with_name("linked.jsonl"))
+    before = sample_copy.read_bytes()
+    result = lionmem("export", "--db", "copy.db", "--out", "linked.jsonl", cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out linked.jsonl is the database file itself; "
+        "write the export to another file"
+    )
+    assert sample_copy.read_bytes() == before
+    assert lionmem("count", "--db", sample_copy, cwd=sample_copy.parent).stdout == "3000\n"
+
+
 def test_export_out_must_be_a_file_in_a_directory_that_exists(
     tmp_path: Path, sample_db: Path
 ) -> None:
