@@ -254,10 +254,14 @@ def _export(args: argparse.Namespace) -> int:
                         page = []
                 written += _write_page(out, page, progress)
             out.flush()
-        except BaseException:
+        except BaseException as error:
             if owned:
-                out.close()
+                with contextlib.suppress(OSError):  # closing flushes, which may fail again
+                    out.close()
                 os.unlink(args.out)
+                if isinstance(error, OSError):
+                    msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
+                    raise CommandError(msg) from None
             raise
         if owned:
             out.close()
