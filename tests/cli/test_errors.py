@@ -142,6 +142,15 @@ def test_an_unreachable_server(tmp_path: Path) -> None:
     assert "127.0.0.1" in line
 
 
+def test_an_unreachable_server_with_the_password_as_a_parameter(tmp_path: Path) -> None:
+    """A password given as ``?password=`` is hidden too."""
+    dsn = "postgresql://me@127.0.0.1:9/db?password=hunter2"
+    result = lionmem("count", "--db", dsn, cwd=tmp_path, timeout=120)
+    line = one_line_error(result, "lionmem count: cannot open postgresql://me@127.0.0.1:9/db")
+    assert "hunter2" not in line
+    assert "?password=***" in line
+
+
 def test_the_table_without_the_cli_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
