@@ -18,6 +18,7 @@ import os
 import queue
 import stat
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -193,10 +194,37 @@ async def _store_all(store: Any, reader: _Reader) -> int:
         raise _BadLine(f"{error}") from None
 
 
-def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
+@dataclass
+class _Output:
+    """Where an export goes: stdout, or the ``--out`` file (``owned``).
+
+    A regular file, new or existing, is written to a temporary file beside it (``partial``)
+    that replaces it once complete, so a failed or killed export leaves it as it was; a
+    symbolic link, a named pipe or a device is written through and never removed.
+    """
+
+    stream: IO[bytes]
+    owned: bool = False
+    partial: Path | None = None
+
+    def discard(self) -> None:
+        """Close the file after a failure and remove what was written of a temporary one."""
+        with contextlib.suppress(OSError):  # closing flushes, which may fail again
+            self.stream.close()
+        if self.partial is not None:
+            self.partial.unlink(missing_ok=True)
+
+    def finish(self, name: str) -> None:
+        """Close the complete file and put it in the place of ``name``."""
+        self.stream.close()
+        if self.partial is not None:
+            os.replace(self.partial, name)
+
+
+def _open_output(name: str | None) -> _Output:
     if name is None or name == "-":
         sys.stdout.flush()
-        return sys.stdout.buffer, False
+        return _Output(sys.stdout.buffer)
     path = Path(name)
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
@@ -205,7 +233,26 @@ def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
-        return path.open("wb"), True
+        try:
+            found: os.stat_result | None = path.lstat()
+        except FileNotFoundError:
+            found = None
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            return _Output(path.open("wb"), owned=True)  # a link, a pipe, a device
+        if found is not None:
+            mode = stat.S_IMODE(found.st_mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            os.fchmod(descriptor, mode)
+        except BaseException:
+            os.close(descriptor)
+            os.unlink(partial)
+            raise
+        return _Output(os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial))
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
@@ -241,8 +288,9 @@ def _export(args: argparse.Namespace) -> int:
     async def work(store: Any) -> int:
         items = store_method(store, "items")
         total = await store_method(store, "count")()
-        out, owned = _open_output(args.out)
-        on_screen = not owned and is_terminal(sys.stdout)
+        output = _open_output(args.out)
+        out = output.stream
+        on_screen = not output.owned and is_terminal(sys.stdout)
         written = 0
         try:
             with ProgressBar("exporting", total=total, enabled=not on_screen) as progress:
@@ -254,17 +302,16 @@ def _export(args: argparse.Namespace) -> int:
                         page = []
                 written += _write_page(out, page, progress)
             out.flush()
+            if output.owned:
+                output.finish(args.out)
         except BaseException as error:
-            if owned:
-                with contextlib.suppress(OSError):  # closing flushes, which may fail again
-                    out.close()
-                os.unlink(args.out)
+            if output.owned:
+                output.discard()
                 if isinstance(error, OSError):
                     msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
                     raise CommandError(msg) from None
             raise
-        if owned:
-            out.close()
+        if output.owned:
             print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
         return OK
 

@@ -374,6 +374,57 @@ def test_a_damaged_row_stops_the_export_and_removes_the_file(
     assert not (tmp_path / "e.jsonl").exists()
 
 
+def _damage_row(db: Path, seq: int) -> None:
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE items SET content = '{not json' WHERE seq = ?", (seq,))
+
+
+def test_a_failed_export_leaves_the_file_it_would_replace_as_it_was(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """An existing ``--out`` file is replaced only by a complete export: a failure keeps it
+    unchanged and leaves no temporary file behind."""
+    _damage_row(sample_copy, 2500)
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    result = lionmem("export", "--db", sample_copy, "--out", "e.jsonl", cwd=tmp_path)
+    assert result.status == 2
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["copy.db", "e.jsonl"]
+
+
+def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """``--out`` naming a symbolic link or a named pipe is written through; a failure removes
+    neither of them (the link's target is another file the user did not name)."""
+    _damage_row(sample_copy, 2500)
+    (tmp_path / "target.txt").write_text("kept\n", encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to("target.txt")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    reader = subprocess.Popen(["wc", "-l", "pipe.jsonl"], cwd=tmp_path, stdout=subprocess.PIPE)
+    to_link = lionmem("export", "--db", sample_copy, "--out", "link.jsonl", cwd=tmp_path)
+    to_pipe = lionmem("export", "--db", sample_copy, "--out", "pipe.jsonl", cwd=tmp_path)
+    piped, _ = reader.communicate(timeout=60)
+    assert (to_link.status, to_pipe.status) == (2, 2)
+    assert (tmp_path / "link.jsonl").is_symlink()
+    assert (tmp_path / "target.txt").exists()
+    assert (tmp_path / "pipe.jsonl").is_fifo()
+    assert piped == b"2000 pipe.jsonl\n"  # the pages before the damaged row
+
+
+def test_export_out_keeps_the_usual_permissions(tmp_path: Path, sample_db: Path) -> None:
+    """A new ``--out`` file gets the mode the umask gives, a replaced one keeps its mode."""
+    (tmp_path / "old.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "old.jsonl").chmod(0o640)
+    for name in ("new.jsonl", "old.jsonl"):
+        assert lionmem("export", "--db", sample_db, "--out", name, cwd=tmp_path).status == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "new.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "old.jsonl").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "old.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
 @pytest.mark.parametrize("out", ["copy.db", "copy.db-wal", "./copy.db"])
 def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: str) -> None:
     """``--out`` naming the database (or its WAL) is refused before anything is opened."""
