@@ -3,8 +3,9 @@
 A command module has ``register(commands)``, which adds its subparsers (each with
 ``set_defaults(handler=...)``, a function of the parsed arguments that returns the exit
 status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns
-``CommandError``, ``StoreSelectionError`` and store errors into one line on stderr and exit
-status 2, so a person sees what to fix and never a traceback.
+``CommandError``, ``StoreSelectionError``, store errors and failed file operations (a full
+disk) into one line on stderr and exit status 2, so a person sees what to fix and never a
+traceback.
 """
 
 from __future__ import annotations
@@ -69,6 +70,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``lionmem export | head``): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return PROBLEM
+    except OSError as error:
+        # A file or stream the command could not write or read: a full disk, a file-size
+        # limit, a path that is not a directory.
+        reason = error.strerror or str(error) or type(error).__name__
+        text = f"{error.filename}: {reason}" if error.filename is not None else reason
+        try:
+            sys.stdout.flush()
+        except OSError:  # the output itself failed: what is left of it cannot be written
+            _drop_stdout()
+        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        return USAGE
+
+
+def _drop_stdout() -> None:
+    """Send stdout to the null device, so the flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

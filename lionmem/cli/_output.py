@@ -52,8 +52,18 @@ def _content_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
+def _moment(created_at: float) -> datetime | None:
+    """The UTC time of ``created_at``, or ``None`` outside the years 1 to 9999 (milliseconds
+    given as seconds, for example): any finite number is a valid ``created_at``."""
+    try:
+        return datetime.fromtimestamp(created_at, UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 def _created(created_at: float) -> str:
-    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
+    moment = _moment(created_at)
+    return f"{created_at:.4g}" if moment is None else moment.strftime("%Y-%m-%d")
 
 
 def _console() -> Any:
@@ -149,7 +159,8 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_row("id", str(item.id))
-    when = datetime.fromtimestamp(item.created_at, UTC).isoformat()
+    moment = _moment(item.created_at)
+    when = "not a date between the years 1 and 9999" if moment is None else moment.isoformat()
     table.add_row("created_at", f"{item.created_at!r} ({when})")
     table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
     table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))

@@ -77,10 +77,13 @@ def is_postgres(target: str) -> bool:
 
 
 def describe_target(target: str) -> str:
-    """Return ``target`` fit for a message: a PostgreSQL address without its password."""
-    if is_postgres(target):
-        return re.sub(r"://([^:/@]*):[^@/]*@", r"://\1:***@", target)
-    return target
+    """Return ``target`` fit for a message: a PostgreSQL address without its password, whether
+    it comes before the host (up to the last ``@``, which an unencoded password may contain) or
+    as a ``password=`` parameter."""
+    if not is_postgres(target):
+        return target
+    shown = re.sub(r"://([^:/@]*):[^/]*@", r"://\1:***@", target)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", shown, flags=re.IGNORECASE)
 
 
 def select_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:

@@ -15,7 +15,11 @@ import argparse
 import asyncio
 import contextlib
 import os
+import queue
+import stat
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +43,8 @@ __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
 _PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
+_CHUNK_BYTES = 1 << 16  # lines a pipe's reading thread hands over at a time, about
+_STOP_POLL = 0.1  # seconds between two looks at the stop flag while a pipe is silent
 
 
 class _BadLine(Exception):
@@ -65,7 +71,7 @@ class _Reader:
         advance = self.progress.advance
         pending = 0
         size = 0
-        for raw in self.stream:
+        for raw in self._lines():
             if self.stopped:
                 raise _Stopped
             self.line += 1
@@ -83,7 +89,47 @@ class _Reader:
                 self._bad(validation_message(error))
                 continue
             yield item
+        if self.stopped:  # interrupted while it waited for the end of the input
+            raise _Stopped
         advance(pending, size)
+
+    def _lines(self) -> Iterator[bytes]:
+        """The stream's lines. A pipe or a terminal is read by a thread of its own, so that an
+        interrupted import stops at once rather than when (or if) the next line arrives."""
+        try:
+            regular = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
+        except (AttributeError, OSError, ValueError):
+            regular = True
+        return iter(self.stream) if regular else self._read_aside()
+
+    def _read_aside(self) -> Iterator[bytes]:
+        # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
+        source = os.fdopen(os.dup(self.stream.fileno()), "rb")
+        chunks: queue.Queue[list[bytes] | BaseException | None] = queue.Queue(maxsize=8)
+
+        def read() -> None:
+            try:
+                with source:
+                    while chunk := source.readlines(_CHUNK_BYTES):
+                        chunks.put(chunk)
+            except BaseException as error:  # given to the import, which raises it
+                chunks.put(error)
+            else:
+                chunks.put(None)
+
+        threading.Thread(target=read, name="lionmem-import-input", daemon=True).start()
+        while True:
+            try:
+                chunk = chunks.get(timeout=_STOP_POLL)
+            except queue.Empty:
+                if self.stopped:
+                    raise _Stopped from None
+                continue
+            if chunk is None:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield from chunk
 
     def _bad(self, reason: str) -> None:
         if not self.skip_invalid:
@@ -148,10 +194,37 @@ async def _store_all(store: Any, reader: _Reader) -> int:
         raise _BadLine(f"{error}") from None
 
 
-def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
+@dataclass
+class _Output:
+    """Where an export goes: stdout, or the ``--out`` file (``owned``).
+
+    A regular file, new or existing, is written to a temporary file beside it (``partial``)
+    that replaces it once complete, so a failed or killed export leaves it as it was; a
+    symbolic link, a named pipe or a device is written through and never removed.
+    """
+
+    stream: IO[bytes]
+    owned: bool = False
+    partial: Path | None = None
+
+    def discard(self) -> None:
+        """Close the file after a failure and remove what was written of a temporary one."""
+        with contextlib.suppress(OSError):  # closing flushes, which may fail again
+            self.stream.close()
+        if self.partial is not None:
+            self.partial.unlink(missing_ok=True)
+
+    def finish(self, name: str) -> None:
+        """Close the complete file and put it in the place of ``name``."""
+        self.stream.close()
+        if self.partial is not None:
+            os.replace(self.partial, name)
+
+
+def _open_output(name: str | None) -> _Output:
     if name is None or name == "-":
         sys.stdout.flush()
-        return sys.stdout.buffer, False
+        return _Output(sys.stdout.buffer)
     path = Path(name)
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
@@ -160,22 +233,51 @@ def _open_output(name: str | None) -> tuple[IO[bytes], bool]:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
-        return path.open("wb"), True
+        try:
+            found: os.stat_result | None = path.lstat()
+        except FileNotFoundError:
+            found = None
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            return _Output(path.open("wb"), owned=True)  # a link, a pipe, a device
+        if found is not None:
+            mode = stat.S_IMODE(found.st_mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            os.fchmod(descriptor, mode)
+        except BaseException:
+            os.close(descriptor)
+            os.unlink(partial)
+            raise
+        return _Output(os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial))
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
 
 
 def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
-    """Refuse ``--out`` naming the database file (or its journal): writing it would destroy it."""
+    """Refuse ``--out`` naming the database file (or its journal), by any of its paths or links:
+    writing it would destroy it."""
     target = store_target(db)
     if out in (None, "-") or is_postgres(target) or target == ":memory:":
         return
     written = Path(out).resolve()
     for suffix in ("", "-wal", "-shm", "-journal"):
-        if written == Path(target + suffix).resolve():
+        database = Path(target + suffix)
+        if written == database.resolve() or _same_file(written, database):
             msg = f"--out {out} is the database file itself; write the export to another file"
             raise CommandError(msg)
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    """Return whether both paths exist and are one file (a hard link is another name of it)."""
+    try:
+        return first.samefile(second)
+    except OSError:
+        return False
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -186,8 +288,9 @@ def _export(args: argparse.Namespace) -> int:
     async def work(store: Any) -> int:
         items = store_method(store, "items")
         total = await store_method(store, "count")()
-        out, owned = _open_output(args.out)
-        on_screen = not owned and is_terminal(sys.stdout)
+        output = _open_output(args.out)
+        out = output.stream
+        on_screen = not output.owned and is_terminal(sys.stdout)
         written = 0
         try:
             with ProgressBar("exporting", total=total, enabled=not on_screen) as progress:
@@ -199,13 +302,16 @@ def _export(args: argparse.Namespace) -> int:
                         page = []
                 written += _write_page(out, page, progress)
             out.flush()
-        except BaseException:
-            if owned:
-                out.close()
-                os.unlink(args.out)
+            if output.owned:
+                output.finish(args.out)
+        except BaseException as error:
+            if output.owned:
+                output.discard()
+                if isinstance(error, OSError):
+                    msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
+                    raise CommandError(msg) from None
             raise
-        if owned:
-            out.close()
+        if output.owned:
             print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
         return OK
 

@@ -28,6 +28,8 @@ from lionmem.cli._schema import resolve_schema_name
 __all__ = ["Report", "json_path", "problems", "register"]
 
 _LINES = (".jsonl", ".ndjson")
+# A document deeper than Python's recursion limit lets the parser or the validator follow.
+_TOO_DEEP = "nested too deeply to check"
 
 
 @cache
@@ -148,11 +150,20 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             reason = getattr(error, "msg", str(error))
             yield f"{path}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
             continue
+        except RecursionError:
+            report.invalid += 1
+            yield f"{path}:{line}: {_TOO_DEEP}"
+            continue
         located = []
-        for problem in validator.iter_errors(value):
-            parts = list(problem.absolute_path)
-            where = line + document.count("\n", 0, _located(document, parts))
-            located.append((where, json_path(parts), problem.message))
+        try:
+            for problem in validator.iter_errors(value):
+                parts = list(problem.absolute_path)
+                where = line + document.count("\n", 0, _located(document, parts))
+                located.append((where, json_path(parts), problem.message))
+        except RecursionError:
+            report.invalid += 1
+            yield f"{path}:{line}: {_TOO_DEEP}"
+            continue
         report.invalid += bool(located)
         # In the order a person reads the file: by line, then path, then message.
         for where, at, message in sorted(located):

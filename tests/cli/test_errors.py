@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import resource
 import sqlite3
+import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -12,7 +15,7 @@ import pytest
 
 from lionmem.cli import main
 from tests.cli.conftest import SAMPLE
-from tests.cli.support import lionmem, one_line_error
+from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
 
 def test_a_missing_import_file(tmp_path: Path) -> None:
@@ -139,6 +142,15 @@ def test_an_unreachable_server(tmp_path: Path) -> None:
     assert "127.0.0.1" in line
 
 
+def test_an_unreachable_server_with_the_password_as_a_parameter(tmp_path: Path) -> None:
+    """A password given as ``?password=`` is hidden too."""
+    dsn = "postgresql://me@127.0.0.1:9/db?password=hunter2"
+    result = lionmem("count", "--db", dsn, cwd=tmp_path, timeout=120)
+    line = one_line_error(result, "lionmem count: cannot open postgresql://me@127.0.0.1:9/db")
+    assert "hunter2" not in line
+    assert "?password=***" in line
+
+
 def test_the_table_without_the_cli_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -202,3 +214,70 @@ def test_import_and_export_work_without_the_cli_extra(
     assert terminal.getvalue() == ""
     assert main(["export", "--out", "e.jsonl"]) == 0
     assert (tmp_path / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
+def _run_into(
+    stdout: Path | None, *args: str | Path, cwd: Path, file_limit: int | None = None
+) -> Result:
+    """Run the console script with stdout written to ``stdout`` (a file or device), stderr
+    piped, and at most ``file_limit`` bytes per file written (``ulimit -f``) if given."""
+
+    def limit() -> None:
+        if file_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+
+    with open(stdout or os.devnull, "wb") as out:
+        done = subprocess.run(
+            [str(LIONMEM), *map(str, args)],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=clean_env(),
+            preexec_fn=limit,
+            timeout=120,
+            check=False,
+        )
+    return Result(done.returncode, "", done.stderr.decode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["count"], ["search"], ["export"], ["get", "094546ce-1f76-463f-8330-df68e52fec14"]],
+)
+def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) -> None:
+    """Output that cannot be written (``> /dev/full``) is one line naming why, and exit 2."""
+    result = _run_into(Path("/dev/full"), *command, "--db", sample_db, cwd=sample_db.parent)
+    assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
+
+
+def test_an_export_file_over_the_size_limit_is_one_line_and_removed(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``export --out`` that hits the file-size limit names the file, exits 2, leaves no file."""
+    result = _run_into(
+        None, "export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path, file_limit=100_000
+    )
+    assert one_line_error(result, "") == (
+        "lionmem export: --out e.jsonl: cannot write it (File too large)"
+    )
+    assert not (tmp_path / "e.jsonl").exists()
+
+
+def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) -> None:
+    """``schema --out`` naming a file, and ``conformance --json`` naming a directory, are one
+    line each naming the path."""
+    (tmp_path / "taken").write_text("a file\n", encoding="utf-8")
+    schema = lionmem("schema", "--out", "taken", cwd=tmp_path)
+    report = lionmem(
+        "conformance",
+        "lionmem.conformance.fake:FakeHarness",
+        "--case",
+        "protocols",
+        "--json",
+        tmp_path,
+        cwd=tmp_path,
+    )
+    assert (schema.status, schema.stdout) == (2, "")
+    assert schema.stderr == "lionmem schema: taken: File exists\n"
+    assert report.status == 2
+    assert report.stderr == f"lionmem conformance: {tmp_path}: Is a directory\n"

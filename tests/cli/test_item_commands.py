@@ -326,3 +326,20 @@ def test_json_lines_are_utf8_whatever_the_locale(sample_db: Path) -> None:
     )
     assert (got.status, got.stdout) == (0, line + "\n")
     assert "İstanbul" in found.stdout
+
+
+def test_a_creation_time_outside_the_calendar_on_a_terminal(tmp_path: Path) -> None:
+    """A ``created_at`` no date can show (milliseconds given as seconds) is shown as its number
+    in the table and in ``get``, instead of stopping the command."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps({"id": item_id, "created_at": 1767253114000, "content": "from a browser"})
+    assert lionmem("import", "-", "--db", "ms.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    table = on_terminal("search", "--db", "ms.db", cwd=tmp_path, columns=100)
+    shown = on_terminal("get", item_id, "--db", "ms.db", cwd=tmp_path, columns=100)
+    assert table.status == 0
+    assert table.stdout.splitlines()[1].split() == [item_id, "1.767e+12", "from", "a", "browser"]
+    assert shown.status == 0
+    assert shown.stdout.splitlines()[1].strip().split(None, 1) == [
+        "created_at",
+        "1767253114000.0 (not a date between the years 1 and 9999)",
+    ]

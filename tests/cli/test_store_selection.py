@@ -172,6 +172,13 @@ def test_a_store_without_an_extra_operation_is_named(
         (DSN, "postgresql://me:***@db.example:5432/app"),
         ("postgresql://db.example/app", "postgresql://db.example/app"),
         ("postgres://u:p%40ss@h/d", "postgres://u:***@h/d"),
+        ("postgresql://u:se@cret@h:5432/d", "postgresql://u:***@h:5432/d"),
+        ("postgresql://u@h/d?password=hunter2", "postgresql://u@h/d?password=***"),
+        (
+            "postgresql://u:a@h/d?sslmode=require&PASSWORD=b&application_name=x",
+            "postgresql://u:***@h/d?sslmode=require&PASSWORD=***&application_name=x",
+        ),
+        ("postgresql://h:5432/d?user=u", "postgresql://h:5432/d?user=u"),
         ("notes.db", "notes.db"),
     ],
 )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
+import termios
 import time
 from contextlib import closing
 from pathlib import Path
@@ -287,6 +290,46 @@ def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
     assert _export(db) == before
 
 
+def _unread_bytes(pipe: int) -> int:
+    """The bytes written into ``pipe`` (its writing end) that the reader has not taken yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]  # struct.unpack gives Any
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_standard_input_waits_stops_at_once_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    """SIGINT while ``import -`` waits for its next line: it exits 130 at once, with the pipe
+    still open, and stores none of the lines it had read."""
+    db, before = _store_with_two_items(tmp_path)
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", str(db)],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(b'{"content": "read before the interrupt"}\n' * 3)
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _unread_bytes(process.stdin.fileno()):
+        assert process.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.5)  # the three lines are validated: the import waits for the fourth
+    process.send_signal(signal.SIGINT)
+    try:
+        status = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate(timeout=60)
+    assert (status, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
+    assert _export(db) == before
+
+
 @pytest.mark.slow
 def test_round_trip_of_100000_items_between_two_sqlite_stores(tmp_path: Path) -> None:
     """100,000 varied items: file -> store -> export is the file; export | import -> same export."""
@@ -331,6 +374,57 @@ def test_a_damaged_row_stops_the_export_and_removes_the_file(
     assert not (tmp_path / "e.jsonl").exists()
 
 
+def _damage_row(db: Path, seq: int) -> None:
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE items SET content = '{not json' WHERE seq = ?", (seq,))
+
+
+def test_a_failed_export_leaves_the_file_it_would_replace_as_it_was(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """An existing ``--out`` file is replaced only by a complete export: a failure keeps it
+    unchanged and leaves no temporary file behind."""
+    _damage_row(sample_copy, 2500)
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    result = lionmem("export", "--db", sample_copy, "--out", "e.jsonl", cwd=tmp_path)
+    assert result.status == 2
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["copy.db", "e.jsonl"]
+
+
+def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """``--out`` naming a symbolic link or a named pipe is written through; a failure removes
+    neither of them (the link's target is another file the user did not name)."""
+    _damage_row(sample_copy, 2500)
+    (tmp_path / "target.txt").write_text("kept\n", encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to("target.txt")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    reader = subprocess.Popen(["wc", "-l", "pipe.jsonl"], cwd=tmp_path, stdout=subprocess.PIPE)
+    to_link = lionmem("export", "--db", sample_copy, "--out", "link.jsonl", cwd=tmp_path)
+    to_pipe = lionmem("export", "--db", sample_copy, "--out", "pipe.jsonl", cwd=tmp_path)
+    piped, _ = reader.communicate(timeout=60)
+    assert (to_link.status, to_pipe.status) == (2, 2)
+    assert (tmp_path / "link.jsonl").is_symlink()
+    assert (tmp_path / "target.txt").exists()
+    assert (tmp_path / "pipe.jsonl").is_fifo()
+    assert piped == b"2000 pipe.jsonl\n"  # the pages before the damaged row
+
+
+def test_export_out_keeps_the_usual_permissions(tmp_path: Path, sample_db: Path) -> None:
+    """A new ``--out`` file gets the mode the umask gives, a replaced one keeps its mode."""
+    (tmp_path / "old.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "old.jsonl").chmod(0o640)
+    for name in ("new.jsonl", "old.jsonl"):
+        assert lionmem("export", "--db", sample_db, "--out", name, cwd=tmp_path).status == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "new.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "old.jsonl").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "old.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
 @pytest.mark.parametrize("out", ["copy.db", "copy.db-wal", "./copy.db"])
 def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: str) -> None:
     """``--out`` naming the database (or its WAL) is refused before anything is opened."""
@@ -340,6 +434,19 @@ def test_export_refuses_to_write_over_its_own_database(sample_copy: Path, out: s
         f"lionmem export: --out {out} is the database file itself; write the export to another file"
     )
     assert sample_copy.read_bytes() == before
+
+
+def test_export_refuses_a_hard_link_to_its_own_database(sample_copy: Path) -> None:
+    """``--out`` naming another path of the database file is refused and the store is kept."""
+    os.link(sample_copy, sample_copy.with_name("linked.jsonl"))
+    before = sample_copy.read_bytes()
+    result = lionmem("export", "--db", "copy.db", "--out", "linked.jsonl", cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out linked.jsonl is the database file itself; "
+        "write the export to another file"
+    )
+    assert sample_copy.read_bytes() == before
+    assert lionmem("count", "--db", sample_copy, cwd=sample_copy.parent).stdout == "3000\n"
 
 
 def test_export_out_must_be_a_file_in_a_directory_that_exists(
