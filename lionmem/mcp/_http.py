@@ -148,9 +148,26 @@ class _Guard:
 
 
 def check_exposure(address: HttpAddress, token: str | None) -> None:
-    """Raise ``ValueError`` for a non-loopback address without a token, or an empty token."""
+    """Raise ``ValueError`` for a non-loopback address without a token, or an unusable token.
+
+    A token is unusable when it is empty, or no client can send it as it is: whitespace around
+    it, or characters other than printable ASCII.
+    """
     if token is not None and not token.strip():
         msg = "the bearer token is empty; give a secret or none"
+        raise ValueError(msg)
+    if token is not None and token != token.strip():
+        msg = (
+            "the bearer token starts or ends with whitespace (a space, a tab, a newline), which "
+            "a client cannot send in its Authorization header; give it without"
+        )
+        raise ValueError(msg)
+    unsendable = sorted({character for character in token or "" if not " " <= character <= "~"})
+    if unsendable:
+        msg = (
+            f"the bearer token holds {', '.join(map(repr, unsendable))}, which an HTTP header "
+            "does not carry as such; use printable ASCII characters only"
+        )
         raise ValueError(msg)
     if not address.loopback and token is None:
         msg = (
