@@ -35,6 +35,8 @@ PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _MAX_PORT = 65535
 _LOOPBACK_NAMES = {"localhost"}
+STOP_GRACE = 10
+"""Seconds a stopping server waits for requests still running, then cancels them."""
 
 
 def is_loopback(host: str) -> bool:
@@ -219,12 +221,18 @@ def http_app(
 async def serve_http(
     app: ASGIApp, address: HttpAddress, *, on_ready: Callable[[str], None] | None = None
 ) -> None:
-    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL."""
+    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL.
+
+    Requests still running ``STOP_GRACE`` seconds after the signal are cancelled.
+    """
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.create_server((address.host, address.port), family=family)
     port = sock.getsockname()[1]
     host = f"[{address.host}]" if ":" in address.host else address.host
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # Without a grace period, one client that never finishes its request keeps the server up.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=STOP_GRACE
+    )
     if on_ready is not None:
         on_ready(f"http://{host}:{port}{PATH}")
     await _Server(config).serve(sockets=[sock])

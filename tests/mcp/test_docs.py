@@ -14,6 +14,7 @@ from lionmem.mcp._bounds import (
     SEARCH_FRAME,
     SEARCH_NESTING,
 )
+from lionmem.mcp._http import STOP_GRACE
 from lionmem.mcp._stdio import DISCARD_CHUNK, HEAD_BYTES, TAIL_BYTES, request_too_large
 from tests.mcp.support import REPO
 
@@ -64,3 +65,7 @@ def test_the_nesting_limit_on_the_page_is_the_code_s() -> None:
     assert f"reads {MAX_NESTING} levels" in PAGE
     assert SEARCH_NESTING == 4
     assert "puts an item four levels down" in PAGE
+
+
+def test_the_stop_grace_on_the_page_is_the_code_s() -> None:
+    assert f"still running {STOP_GRACE} seconds after SIGINT or SIGTERM" in PAGE

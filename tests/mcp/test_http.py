@@ -8,7 +8,9 @@ fails to connect, and a plain HTTP request gets the status and message that say 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from lionmem import SQLiteMemoryStore
+from lionmem.mcp._http import STOP_GRACE
 from tests.mcp.support import http_server, server_command, structured
 
 TOKEN = "correct-horse-battery-staple"
@@ -205,6 +208,24 @@ def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
             return await store.count()
 
     assert asyncio.run(count()) == 0
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_while_a_client_holds_a_request_open(tmp_path: Path) -> None:
+    """A client that never finishes its request body delays the stop by the grace period only."""
+    with http_server(tmp_path / "memory.db") as (url, process):
+        assert _post(url).status_code == 200
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as held:
+            held.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+                b'{"jsonrpc": "2.0"'
+            )
+            time.sleep(0.5)  # the server is reading the body
+            process.terminate()
+            assert process.wait(timeout=STOP_GRACE + 20) == 0
+    assert not (tmp_path / "memory.db-wal").exists()  # the store was closed
 
 
 def _without_token() -> dict[str, Any]:
