@@ -35,6 +35,7 @@ PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _MAX_PORT = 65535
 _LOOPBACK_NAMES = {"localhost"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 STOP_GRACE = 10
 """Seconds a stopping server waits for requests still running, then cancels them."""
 
@@ -79,14 +80,19 @@ def parse_address(text: str) -> HttpAddress:
 
 
 def _origin(text: str) -> str | None:
-    """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one."""
+    """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one.
+
+    The scheme's default port is left out, as browsers leave it out of ``Origin``.
+    """
     try:
         parts = urlsplit(text.strip())
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/"):
         return None
+    if port == _DEFAULT_PORTS[parts.scheme]:
+        port = None
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 

@@ -122,6 +122,19 @@ async def test_allow_origin_admits_exactly_that_origin(tmp_path: Path) -> None:
         assert _post(url, Origin="http://app.example:8443").status_code == 403
 
 
+async def test_an_allowed_origin_with_its_default_port_admits_the_browser_s_origin(
+    tmp_path: Path,
+) -> None:
+    """Browsers leave a scheme's default port out of Origin, so :443 and :80 match without it."""
+    allow = ("--allow-origin", "https://app.example:443", "--allow-origin", "http://app.example:80")
+    with http_server(tmp_path / "memory.db", *allow) as (url, _):
+        assert _post(url, Origin="https://app.example").status_code == 200
+        assert _post(url, Origin="http://app.example").status_code == 200
+        assert _post(url, Origin="https://app.example:443").status_code == 200
+        assert _post(url, Origin="https://app.example:80").status_code == 403
+        assert _post(url, Origin="https://app.example:8443").status_code == 403
+
+
 async def test_a_foreign_host_header_is_refused_on_loopback(tmp_path: Path) -> None:
     """On a loopback address a Host that is not loopback (DNS rebinding) gets 421."""
     with http_server(tmp_path / "memory.db") as (url, _):
