@@ -6,7 +6,8 @@ character, so the cost of a whole list is the sum of its entries' costs (plus a 
 counted in both copies). Counting uses ``pydantic_core.to_json``, the serializer the MCP SDK
 writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept for everything
 around the result: the JSON-RPC framing, the request id and the SDK's own fields. A request
-is capped as it arrives (a stdin line, an HTTP body), before anything parses it.
+is capped as it arrives (a stdin line, an HTTP body), before anything parses it. Nesting is
+capped too: the SDK's JSON parser reads at most ``MAX_NESTING`` levels of arrays and objects.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ __all__ = [
     "DEFAULT_MAX_LIMIT",
     "DEFAULT_MAX_REQUEST_BYTES",
     "ENVELOPE",
+    "MAX_NESTING",
     "MIN_REQUEST_BYTES",
     "OMITTED_ENTRY",
     "SEARCH_FRAME",
+    "SEARCH_NESTING",
     "check_limits",
     "check_request_cap",
     "cost",
+    "nesting",
     "result_size",
 ]
 
@@ -49,6 +53,26 @@ SEARCH_FRAME = 200
 
 MIN_REQUEST_BYTES = 1024
 """The smallest request cap, some three times the largest ordinary request of the SDK clients."""
+
+MAX_NESTING = 201
+"""The deepest nesting of arrays and objects the MCP SDK's JSON parser (pydantic_core) reads."""
+
+SEARCH_NESTING = 4
+"""The levels around an item in a search response: message, result, structured content, items."""
+
+
+def nesting(value: Any) -> int:
+    """Return how deep ``value`` (a JSON value: dicts, lists, scalars) nests; a scalar is 0."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        current, level = pending.pop()
+        if isinstance(current, dict):
+            current = list(current.values())
+        if isinstance(current, list):
+            deepest = max(deepest, level)
+            pending.extend((child, level + 1) for child in current)
+    return deepest
 
 
 def cost(value: Any) -> int:

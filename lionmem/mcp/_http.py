@@ -35,6 +35,9 @@ PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _MAX_PORT = 65535
 _LOOPBACK_NAMES = {"localhost"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+STOP_GRACE = 10
+"""Seconds a stopping server waits for requests still running, then cancels them."""
 
 
 def is_loopback(host: str) -> bool:
@@ -77,14 +80,19 @@ def parse_address(text: str) -> HttpAddress:
 
 
 def _origin(text: str) -> str | None:
-    """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one."""
+    """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one.
+
+    The scheme's default port is left out, as browsers leave it out of ``Origin``.
+    """
     try:
         parts = urlsplit(text.strip())
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/"):
         return None
+    if port == _DEFAULT_PORTS[parts.scheme]:
+        port = None
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
@@ -148,9 +156,26 @@ class _Guard:
 
 
 def check_exposure(address: HttpAddress, token: str | None) -> None:
-    """Raise ``ValueError`` for a non-loopback address without a token, or an empty token."""
+    """Raise ``ValueError`` for a non-loopback address without a token, or an unusable token.
+
+    A token is unusable when it is empty, or no client can send it as it is: whitespace around
+    it, or characters other than printable ASCII.
+    """
     if token is not None and not token.strip():
         msg = "the bearer token is empty; give a secret or none"
+        raise ValueError(msg)
+    if token is not None and token != token.strip():
+        msg = (
+            "the bearer token starts or ends with whitespace (a space, a tab, a newline), which "
+            "a client cannot send in its Authorization header; give it without"
+        )
+        raise ValueError(msg)
+    unsendable = sorted({character for character in token or "" if not " " <= character <= "~"})
+    if unsendable:
+        msg = (
+            f"the bearer token holds {', '.join(map(repr, unsendable))}, which an HTTP header "
+            "does not carry as such; use printable ASCII characters only"
+        )
         raise ValueError(msg)
     if not address.loopback and token is None:
         msg = (
@@ -202,12 +227,18 @@ def http_app(
 async def serve_http(
     app: ASGIApp, address: HttpAddress, *, on_ready: Callable[[str], None] | None = None
 ) -> None:
-    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL."""
+    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL.
+
+    Requests still running ``STOP_GRACE`` seconds after the signal are cancelled.
+    """
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.create_server((address.host, address.port), family=family)
     port = sock.getsockname()[1]
     host = f"[{address.host}]" if ":" in address.host else address.host
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # Without a grace period, one client that never finishes its request keeps the server up.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=STOP_GRACE
+    )
     if on_ready is not None:
         on_ready(f"http://{host}:{port}{PATH}")
     await _Server(config).serve(sockets=[sock])

@@ -30,9 +30,12 @@ from lionmem.errors import (
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
+    MAX_NESTING,
     OMITTED_ENTRY,
+    SEARCH_NESTING,
     check_limits,
     cost,
+    nesting,
     result_size,
 )
 from lionmem.mcp._documents import ToolDocument, tool_documents
@@ -171,8 +174,18 @@ class MemoryTools:
 
     async def _store_item(self, arguments: dict[str, Any]) -> Structured:
         item = MemoryItem.model_validate(arguments)
-        # An item too large to come back through this server is refused before it is written.
-        self._fits({"item": _dump(item)}, "the item")
+        # An item too large or too deep to come back through this server is refused before it
+        # is written: a client's JSON parser would refuse every search result holding it.
+        dumped = _dump(item)
+        self._fits({"item": dumped}, "the item")
+        depth = nesting(dumped)
+        if depth + SEARCH_NESTING > MAX_NESTING:
+            msg = (
+                f"the item nests {depth} levels deep (arrays and objects, the item itself "
+                f"included); at most {MAX_NESTING - SEARCH_NESTING} can be sent back in a search "
+                f"result, which MCP clients read at most {MAX_NESTING} levels deep"
+            )
+            raise _Refused(msg)
         item_id = await self._store.store(item)
         return {"id": str(item_id)}
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lionmem import InMemoryStore
 from lionmem.cli import main
-from lionmem.mcp import HttpAddress, parse_address
+from lionmem.mcp import HttpAddress, create_server, http_app, parse_address
 from lionmem.mcp._http import check_exposure, is_loopback
 
 
@@ -54,6 +55,16 @@ from lionmem.mcp._http import check_exposure, is_loopback
         (
             ["--http", "127.0.0.1:0", "--token", "  "],
             "the bearer token is empty; give a secret or none",
+        ),
+        (
+            ["--http", "127.0.0.1:0", "--token", " secret"],
+            "the bearer token starts or ends with whitespace (a space, a tab, a newline), which "
+            "a client cannot send in its Authorization header; give it without",
+        ),
+        (
+            ["--http", "127.0.0.1:0", "--token", "s\u00e9cr\x7fet"],
+            "the bearer token holds '\\x7f', '\u00e9', which an HTTP header does not carry as "
+            "such; use printable ASCII characters only",
         ),
         (
             ["--http", "127.0.0.1:0", "--allow-origin", "app.example"],
@@ -208,3 +219,28 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
         assert refused
     else:
         assert not refused
+
+
+def test_a_token_from_the_environment_with_a_newline_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$LIONMEM_MCP_TOKEN`` read from a file with its newline is refused, not served unusable."""
+    monkeypatch.setenv("LIONMEM_MCP_TOKEN", "secret\n")
+    db = tmp_path / "memory.db"
+    assert main(["mcp", "--db", str(db), "--http", "127.0.0.1:0"]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem mcp: the bearer token starts or ends with whitespace (a space, a tab, a "
+        "newline), which a client cannot send in its Authorization header; give it without\n"
+    )
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("token", ["secret\t", "\u00e9t\u00e9", "a\x00b"])
+def test_http_app_refuses_a_token_no_client_can_send(token: str) -> None:
+    with pytest.raises(ValueError, match=r"^the bearer token "):
+        http_app(create_server(InMemoryStore()), HttpAddress("127.0.0.1", 0), token=token)
+
+
+@pytest.mark.parametrize("token", ["a b", "!#$%&'*+-./09:;<=>?@AZ[]^_`az{|}~"])
+def test_printable_ascii_tokens_are_accepted(token: str) -> None:
+    check_exposure(HttpAddress("10.0.0.1", 0), token)

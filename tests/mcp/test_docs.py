@@ -6,7 +6,15 @@ import json
 import re
 
 from lionmem.mcp import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, DEFAULT_MAX_REQUEST_BYTES
-from lionmem.mcp._bounds import ENVELOPE, MIN_REQUEST_BYTES, OMITTED_ENTRY, SEARCH_FRAME
+from lionmem.mcp._bounds import (
+    ENVELOPE,
+    MAX_NESTING,
+    MIN_REQUEST_BYTES,
+    OMITTED_ENTRY,
+    SEARCH_FRAME,
+    SEARCH_NESTING,
+)
+from lionmem.mcp._http import STOP_GRACE
 from lionmem.mcp._stdio import DISCARD_CHUNK, HEAD_BYTES, TAIL_BYTES, request_too_large
 from tests.mcp.support import REPO
 
@@ -49,3 +57,15 @@ def test_the_request_cap_on_the_page_is_the_code_s() -> None:
         DEFAULT_MAX_REQUEST_BYTES, b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{'
     )
     assert answer == expected.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def test_the_nesting_limit_on_the_page_is_the_code_s() -> None:
+    """The deepest item memory_store takes, the parser's depth and the levels around an item."""
+    assert f"more than {MAX_NESTING - SEARCH_NESTING}\nlevels deep" in PAGE
+    assert f"reads {MAX_NESTING} levels" in PAGE
+    assert SEARCH_NESTING == 4
+    assert "puts an item four levels down" in PAGE
+
+
+def test_the_stop_grace_on_the_page_is_the_code_s() -> None:
+    assert f"still running {STOP_GRACE} seconds after SIGINT or SIGTERM" in PAGE

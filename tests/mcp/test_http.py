@@ -8,7 +8,9 @@ fails to connect, and a plain HTTP request gets the status and message that say 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from lionmem import SQLiteMemoryStore
+from lionmem.mcp._http import STOP_GRACE
 from tests.mcp.support import http_server, server_command, structured
 
 TOKEN = "correct-horse-battery-staple"
@@ -119,6 +122,19 @@ async def test_allow_origin_admits_exactly_that_origin(tmp_path: Path) -> None:
         assert _post(url, Origin="http://app.example:8443").status_code == 403
 
 
+async def test_an_allowed_origin_with_its_default_port_admits_the_browser_s_origin(
+    tmp_path: Path,
+) -> None:
+    """Browsers leave a scheme's default port out of Origin, so :443 and :80 match without it."""
+    allow = ("--allow-origin", "https://app.example:443", "--allow-origin", "http://app.example:80")
+    with http_server(tmp_path / "memory.db", *allow) as (url, _):
+        assert _post(url, Origin="https://app.example").status_code == 200
+        assert _post(url, Origin="http://app.example").status_code == 200
+        assert _post(url, Origin="https://app.example:443").status_code == 200
+        assert _post(url, Origin="https://app.example:80").status_code == 403
+        assert _post(url, Origin="https://app.example:8443").status_code == 403
+
+
 async def test_a_foreign_host_header_is_refused_on_loopback(tmp_path: Path) -> None:
     """On a loopback address a Host that is not loopback (DNS rebinding) gets 421."""
     with http_server(tmp_path / "memory.db") as (url, _):
@@ -205,6 +221,24 @@ def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
             return await store.count()
 
     assert asyncio.run(count()) == 0
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_while_a_client_holds_a_request_open(tmp_path: Path) -> None:
+    """A client that never finishes its request body delays the stop by the grace period only."""
+    with http_server(tmp_path / "memory.db") as (url, process):
+        assert _post(url).status_code == 200
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as held:
+            held.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+                b'{"jsonrpc": "2.0"'
+            )
+            time.sleep(0.5)  # the server is reading the body
+            process.terminate()
+            assert process.wait(timeout=STOP_GRACE + 20) == 0
+    assert not (tmp_path / "memory.db-wal").exists()  # the store was closed
 
 
 def _without_token() -> dict[str, Any]:

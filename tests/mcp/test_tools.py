@@ -9,6 +9,7 @@ from uuid import UUID
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp_types import JSONRPCResponse, jsonrpc_message_adapter
 from pydantic_core import to_json
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, SQLiteMemoryStore
@@ -374,3 +375,56 @@ def test_the_reserves_bound_what_they_reserve_for() -> None:
     assert result_size(empty) - ENVELOPE <= SEARCH_FRAME
     entry = {"id": str(UUID(int=2**128 - 1)), "bytes": 2**64}
     assert cost(entry) <= OMITTED_ENTRY
+
+
+def _nested(levels: int) -> Any:
+    """A JSON value that is ``levels`` lists deep."""
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def _search_message(structured: dict[str, Any]) -> bytes:
+    """The JSON-RPC response the server sends for a tool result, as a client reads it."""
+    result = {
+        "content": [{"type": "text", "text": to_json(structured).decode()}],
+        "structuredContent": structured,
+        "isError": False,
+    }
+    return to_json({"jsonrpc": "2.0", "id": 1, "result": result})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("content", _nested(197)), ("metadata", {"deep": _nested(196)})],
+)
+async def test_an_item_too_deep_for_a_search_result_is_not_stored(field: str, value: Any) -> None:
+    """memory_store refuses an item whose search result the SDK client could not parse.
+
+    The SDK reads JSON at most 201 levels deep; a search result puts an item 4 levels down.
+    """
+    store = InMemoryStore()
+    tools = MemoryTools(store)
+    text = error(await tools.call("memory_store", {field: value}))
+    assert text == (
+        "the item nests 198 levels deep (arrays and objects, the item itself included); at most "
+        "197 can be sent back in a search result, which MCP clients read at most 201 levels deep"
+    )
+    assert await store.search(MemoryQuery()) == []
+    # The item refused would indeed make the whole search unreadable to the SDK's client.
+    item = MemoryItem.model_validate({field: value}).model_dump(mode="json")
+    message = _search_message({"items": [item], "limit": 20, "omitted": []})
+    with pytest.raises(ValueError, match="recursion limit exceeded"):
+        jsonrpc_message_adapter.validate_json(message)
+
+
+async def test_the_deepest_item_stored_comes_back_in_a_search_the_client_can_read() -> None:
+    store = InMemoryStore()
+    tools = MemoryTools(store)
+    stored = ok(await tools.call("memory_store", {"content": _nested(196)}))
+    found = ok(await tools.call("memory_search", {}))
+    assert [item["id"] for item in found["items"]] == [stored["id"]]
+    parsed = jsonrpc_message_adapter.validate_json(_search_message(found))
+    assert isinstance(parsed, JSONRPCResponse)
+    assert parsed.result["structuredContent"]["items"][0]["content"] == _nested(196)
