@@ -79,6 +79,16 @@ def parse_address(text: str) -> HttpAddress:
     return HttpAddress(host, int(port))
 
 
+def _address(address: HttpAddress | str) -> HttpAddress:
+    """``address`` itself, or the ``HOST:PORT`` text parsed; ``TypeError`` for anything else."""
+    if isinstance(address, HttpAddress):
+        return address
+    if isinstance(address, str):
+        return parse_address(address)
+    msg = f"address must be an HttpAddress or a 'HOST:PORT' str, got {type(address).__qualname__}"
+    raise TypeError(msg)
+
+
 def _origin(text: str) -> str | None:
     """Return ``scheme://host[:port]`` of an origin, lowercased; ``None`` if it is not one.
 
@@ -200,7 +210,7 @@ def normal_origins(origins: Iterable[str]) -> frozenset[str]:
 
 def http_app(
     server: Server[Any],
-    address: HttpAddress,
+    address: HttpAddress | str,
     *,
     token: str | None = None,
     allowed_origins: Iterable[str] = (),
@@ -208,9 +218,11 @@ def http_app(
 ) -> ASGIApp:
     """Return the ASGI app serving ``server`` at ``/mcp`` behind the guard.
 
-    A request body over ``max_request_bytes`` is refused with 413. ``ValueError`` for a
-    non-loopback address without a token, an origin that is not one or a cap under 1024 bytes.
+    ``address`` is an ``HttpAddress`` or ``"HOST:PORT"``. A request body over
+    ``max_request_bytes`` is refused with 413. ``ValueError`` for a non-loopback address without
+    a token, an origin that is not one or a cap under 1024 bytes.
     """
+    address = _address(address)
     check_exposure(address, token)
     check_request_cap(max_request_bytes)
     origins = normal_origins(allowed_origins)
@@ -225,12 +237,12 @@ def http_app(
 
 
 async def serve_http(
-    app: ASGIApp, address: HttpAddress, *, on_ready: Callable[[str], None] | None = None
+    app: ASGIApp, address: HttpAddress | str, *, on_ready: Callable[[str], None] | None = None
 ) -> None:
-    """Serve ``app`` at ``address`` until SIGINT or SIGTERM; ``on_ready`` gets the URL.
-
-    Requests still running ``STOP_GRACE`` seconds after the signal are cancelled.
+    """Serve ``app`` at ``address`` (as for ``http_app``) until SIGINT or SIGTERM; ``on_ready``
+    gets the URL. Requests still running ``STOP_GRACE`` seconds after the signal are cancelled.
     """
+    address = _address(address)
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.create_server((address.host, address.port), family=family)
     port = sock.getsockname()[1]

@@ -244,3 +244,14 @@ def test_http_app_refuses_a_token_no_client_can_send(token: str) -> None:
 @pytest.mark.parametrize("token", ["a b", "!#$%&'*+-./09:;<=>?@AZ[]^_`az{|}~"])
 def test_printable_ascii_tokens_are_accepted(token: str) -> None:
     check_exposure(HttpAddress("10.0.0.1", 0), token)
+
+
+def test_http_app_takes_the_address_as_host_port_text() -> None:
+    server = create_server(InMemoryStore())
+    with pytest.raises(ValueError, match=r"^refusing to serve on 0\.0\.0\.0, which is not"):
+        http_app(server, "0.0.0.0:8000")
+    with pytest.raises(ValueError, match=r"^write an IPv6 address in brackets"):
+        http_app(server, "::1:8000")
+    with pytest.raises(TypeError, match=r"^address must be an HttpAddress or a 'HOST:PORT' str"):
+        http_app(server, 8000)  # type: ignore[arg-type]  # the wrong type, on purpose
+    http_app(server, "[::1]:0", token="secret")
