@@ -441,16 +441,16 @@ class PostgresMemoryStore:
         *,
         on_unrepresentable: Callable[[MemoryItem, UnrepresentableValueError], None] | None = None,
     ) -> int:
-        """Store every item ``items`` yields in one transaction; return how many were stored.
+        """Store every item ``items`` yields in one transaction; return how many it wrote.
 
         Unlike ``store_many`` the items are never all in memory: ``items`` is read on the event
         loop's thread, inside the transaction, ``_BATCH`` items between two statements (so it
         must not block for long, nor use this store). Any exception it raises, a non-item
         (``TypeError``) or an item that cannot be stored exactly rolls everything back and is
         raised as it is; with ``on_unrepresentable`` such an item is given to it and skipped
-        instead. A repeated id is stored once, at its first position, holding its last value.
-        A connection found broken before the first item was read is replaced and the stream
-        runs again; once items were read, a database failure is raised and not retried (they
+        instead. A repeated id is stored once, at its first position, holding its last value
+        (and counted each time it is written). A connection found broken before the first item
+        was read is replaced and the stream runs again; once items were read, a database failure is raised and not retried (they
         cannot be read again).
         """
         ns = self._ns

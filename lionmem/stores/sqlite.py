@@ -711,12 +711,13 @@ class SQLiteMemoryStore:
         *,
         on_unrepresentable: Callable[[MemoryItem, UnrepresentableValueError], None] | None = None,
     ) -> int:
-        """Store every item ``items`` yields in one transaction; return how many were stored.
+        """Store every item ``items`` yields in one transaction; return how many it wrote.
 
         Unlike ``store_many`` nothing is held in memory: ``items`` is consumed in the worker
         thread, inside the transaction, one item at a time (so it must not use this store). Any
         exception it raises, or an item that cannot be stored exactly, rolls everything back and
         is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
+        An item whose id came earlier replaces it and is counted too (skipped items are not).
         """
         return await self._call(partial(self._stream, items=items, skip=on_unrepresentable))
 

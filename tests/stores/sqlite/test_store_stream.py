@@ -42,6 +42,15 @@ async def test_stores_every_item_in_order_and_returns_the_count(tmp_path: Path) 
         ]
 
 
+async def test_a_repeated_id_replaces_the_earlier_item_and_is_counted(tmp_path: Path) -> None:
+    first, second = MemoryItem(content="first"), MemoryItem(content="second")
+    again = first.model_copy(update={"content": "first, again"})
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        await store.store(second)
+        assert await store.store_stream([first, second, again]) == 3
+        assert await _everything(store) == [second, again]
+
+
 async def test_the_iterable_is_consumed_in_the_worker_thread_lazily(tmp_path: Path) -> None:
     """Items are pulled one at a time in another thread: nothing is listed up front."""
     threads: set[str] = set()
