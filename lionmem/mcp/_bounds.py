@@ -24,6 +24,7 @@ __all__ = [
     "MAX_NESTING",
     "MIN_REQUEST_BYTES",
     "OMITTED_ENTRY",
+    "RETRIEVE_NESTING",
     "SEARCH_FRAME",
     "SEARCH_NESTING",
     "check_limits",
@@ -59,6 +60,9 @@ MAX_NESTING = 201
 
 SEARCH_NESTING = 4
 """The levels around an item in a search response: message, result, structured content, items."""
+
+RETRIEVE_NESTING = 3
+"""The levels around an item in a retrieve response: message, result, structured content."""
 
 
 def nesting(value: Any) -> int:

@@ -32,6 +32,7 @@ from lionmem.mcp._bounds import (
     DEFAULT_MAX_LIMIT,
     MAX_NESTING,
     OMITTED_ENTRY,
+    RETRIEVE_NESTING,
     SEARCH_NESTING,
     check_limits,
     cost,
@@ -62,6 +63,14 @@ class ToolResult:
     structured: Structured | None
     text: str
     is_error: bool
+
+
+def _too_deep(what: str, depth: int, where: str, around: int) -> str:
+    return (
+        f"{what} nests {depth} levels deep (arrays and objects, the item itself included); at "
+        f"most {MAX_NESTING - around} can be sent back in {where}, which MCP clients read at "
+        f"most {MAX_NESTING} levels deep"
+    )
 
 
 def _dump(item: MemoryItem) -> dict[str, Any]:
@@ -180,12 +189,7 @@ class MemoryTools:
         self._fits({"item": dumped}, "the item")
         depth = nesting(dumped)
         if depth + SEARCH_NESTING > MAX_NESTING:
-            msg = (
-                f"the item nests {depth} levels deep (arrays and objects, the item itself "
-                f"included); at most {MAX_NESTING - SEARCH_NESTING} can be sent back in a search "
-                f"result, which MCP clients read at most {MAX_NESTING} levels deep"
-            )
-            raise _Refused(msg)
+            raise _Refused(_too_deep("the item", depth, "a search result", SEARCH_NESTING))
         item_id = await self._store.store(item)
         return {"id": str(item_id)}
 
@@ -194,7 +198,11 @@ class MemoryTools:
         item = await self._store.retrieve(item_id)
         if item is None:
             return {"item": None}
-        return self._fits({"item": _dump(item)}, f"item {item_id}")
+        dumped = _dump(item)
+        depth = nesting(dumped)  # a program may have stored it directly, past memory_store's check
+        if depth + RETRIEVE_NESTING > MAX_NESTING:
+            raise _Refused(_too_deep(f"item {item_id}", depth, "a response", RETRIEVE_NESTING))
+        return self._fits({"item": dumped}, f"item {item_id}")
 
     async def _search(self, arguments: dict[str, Any]) -> Structured:
         query = MemoryQuery.model_validate(arguments)
@@ -215,7 +223,8 @@ class MemoryTools:
             later = len(hits) - position - 1
             dumped = _dump(hit)
             size = cost(dumped)
-            if used + size + OMITTED_ENTRY * later <= self.max_bytes:
+            deep = nesting(dumped) + SEARCH_NESTING > MAX_NESTING  # stored past memory_store
+            if not deep and used + size + OMITTED_ENTRY * later <= self.max_bytes:
                 items.append(dumped)
                 used += size
             else:

@@ -428,3 +428,27 @@ async def test_the_deepest_item_stored_comes_back_in_a_search_the_client_can_rea
     parsed = jsonrpc_message_adapter.validate_json(_search_message(found))
     assert isinstance(parsed, JSONRPCResponse)
     assert parsed.result["structuredContent"]["items"][0]["content"] == _nested(196)
+
+
+async def test_items_stored_directly_too_deep_are_omitted_and_refused_by_retrieve() -> None:
+    """An item a program stored past memory_store's check cannot make every search unreadable:
+    a search lists it in ``omitted`` and retrieve says why it cannot send it."""
+    store = InMemoryStore()
+    tools = MemoryTools(store)
+    fits = MemoryItem(content=_nested(196))
+    search_only = MemoryItem(content=_nested(197))  # 198 with the item: too deep for a search
+    neither = MemoryItem(content=_nested(198))
+    for item in (fits, search_only, neither):
+        await store.store(item)
+    found = ok(await tools.call("memory_search", {}))
+    assert [item["id"] for item in found["items"]] == [str(fits.id)]
+    assert [entry["id"] for entry in found["omitted"]] == [str(search_only.id), str(neither.id)]
+    assert jsonrpc_message_adapter.validate_json(_search_message(found))
+    retrieved = ok(await tools.call("memory_retrieve", {"id": str(search_only.id)}))
+    assert retrieved["item"]["content"] == _nested(197)
+    assert jsonrpc_message_adapter.validate_json(_search_message(retrieved))  # one level less
+    assert error(await tools.call("memory_retrieve", {"id": str(neither.id)})) == (
+        f"item {neither.id} nests 199 levels deep (arrays and objects, the item itself "
+        "included); at most 198 can be sent back in a response, which MCP clients read at "
+        "most 201 levels deep"
+    )
