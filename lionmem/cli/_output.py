@@ -154,17 +154,23 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
         return
     console = _console()
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_header=False, box=None, padding=(0, 1))
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
-    table.add_row("id", str(item.id))
     moment = _moment(item.created_at)
     when = "not a date between the years 1 and 9999" if moment is None else moment.isoformat()
-    table.add_row("created_at", f"{item.created_at!r} ({when})")
-    table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
-    table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
-    table.add_row("content", _content_text(item.content))
+    values = {
+        "id": str(item.id),
+        "created_at": f"{item.created_at!r} ({when})",
+        "tags": json.dumps(item.tags, ensure_ascii=False),
+        "metadata": json.dumps(item.metadata, ensure_ascii=False),
+        "content": _content_text(item.content),
+    }
+    for field, value in values.items():
+        # A Text, not a str: rich would read "[red]" or ":smile:" in stored text as markup.
+        table.add_row(field, Text(value))
     console.print(table)
 
 

@@ -343,3 +343,17 @@ def test_a_creation_time_outside_the_calendar_on_a_terminal(tmp_path: Path) -> N
         "created_at",
         "1767253114000.0 (not a date between the years 1 and 9999)",
     ]
+
+
+def test_get_on_a_terminal_shows_rich_markup_in_stored_text_literally(tmp_path: Path) -> None:
+    """Square brackets and colons in stored text are shown as they are, not read as rich markup
+    (an unmatched closing tag would otherwise stop ``get``)."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    content = "[red]hi[/red] :smile: [/]"
+    line = json.dumps({"id": item_id, "content": content, "tags": ["[bold]t"]})
+    assert lionmem("import", "-", "--db", "mk.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "mk.db", cwd=tmp_path, columns=100)
+    assert shown.status == 0, shown
+    rows = {row.split()[0]: row.split(None, 1)[1].strip() for row in shown.stdout.splitlines()}
+    assert rows["content"] == content
+    assert rows["tags"] == '["[bold]t"]'
