@@ -427,3 +427,28 @@ def test_machine_output_keeps_control_characters_exact(tmp_path: Path) -> None:
             ["\x1b[5mx"],
             {"k": "\u202e"},
         )
+
+
+@pytest.mark.parametrize("command", ["get", "search", "count", "delete", "export"])
+def test_reading_commands_refuse_an_empty_file_and_leave_it_empty(
+    tmp_path: Path, command: str
+) -> None:
+    """A zero-byte --db file holds no database: a command that only reads says so and leaves
+    the file at zero bytes, with nothing beside it."""
+    args = [command] + (
+        ["12345678-1234-4678-9234-567812345678"] if command in ("get", "delete") else []
+    )
+    (tmp_path / "z.db").write_bytes(b"")
+    result = lionmem(*args, "--db", "z.db", cwd=tmp_path)
+    assert one_line_error(result, f"lionmem {command}: ") == (
+        f"lionmem {command}: no lionmem database at z.db: the file is empty "
+        "(lionmem add or lionmem import creates one)"
+    )
+    assert [(path.name, path.stat().st_size) for path in tmp_path.iterdir()] == [("z.db", 0)]
+
+
+def test_add_turns_an_empty_file_into_a_database(tmp_path: Path) -> None:
+    """``add`` creates the database, in an empty file as in a missing one."""
+    (tmp_path / "z.db").write_bytes(b"")
+    assert lionmem("add", "first", "--db", "z.db", cwd=tmp_path).status == 0
+    assert lionmem("count", "--db", "z.db", cwd=tmp_path).stdout == "1\n"
