@@ -65,8 +65,16 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def store_target(db: str | None) -> str:
-    """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``."""
-    if db:
+    """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``.
+
+    An empty ``db`` is refused (``--db "$UNSET"``) rather than taken for no ``--db``."""
+    if db == "":
+        msg = (
+            f"--db is empty: give a SQLite file or a postgresql:// address (without --db the "
+            f"store is ${ENV_DB}, else {DEFAULT_DB})"
+        )
+        raise StoreSelectionError(msg)
+    if db is not None:
         return db
     return os.environ.get(ENV_DB) or DEFAULT_DB
 

@@ -25,6 +25,7 @@ from lionmem.cli._store import (
 )
 from lionmem.stores.sqlite import UnrepresentableValueError
 from tests.cli.conftest import MIXED
+from tests.cli.support import clean_env, lionmem, one_line_error
 
 DSN = "postgresql://me:secret@db.example:5432/app"
 
@@ -72,17 +73,35 @@ def fake_postgres(monkeypatch: pytest.MonkeyPatch) -> type[FakePostgresStore]:
 def test_the_target_is_db_then_the_environment_then_memory_db(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``--db`` wins over ``$LIONMEM_DB``, which wins over ``memory.db``; an empty value counts as unset."""
+    """``--db`` wins over ``$LIONMEM_DB``, which wins over ``memory.db``; an empty
+    ``$LIONMEM_DB`` counts as unset."""
     monkeypatch.delenv("LIONMEM_DB", raising=False)
     assert (store_target(None), store_target("x.db")) == (DEFAULT_DB, "x.db")
     monkeypatch.setenv("LIONMEM_DB", "env.db")
-    assert (store_target(None), store_target("x.db"), store_target("")) == (
-        "env.db",
-        "x.db",
-        "env.db",
-    )
+    assert (store_target(None), store_target("x.db")) == ("env.db", "x.db")
     monkeypatch.setenv("LIONMEM_DB", "")
     assert store_target(None) == DEFAULT_DB
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["count"],
+        ["add", "x"],
+        ["import", "-"],
+        ["export", "--out", "e.jsonl"],
+        ["mcp"],
+    ],
+)
+def test_an_empty_db_is_an_error_not_the_default(tmp_path: Path, args: list[str]) -> None:
+    """``--db ''`` (an unset variable in ``--db "$X"``) is refused with one line, even with
+    ``$LIONMEM_DB`` set, and no store is opened or created."""
+    result = lionmem(*args, "--db", "", cwd=tmp_path, stdin="", env=clean_env(LIONMEM_DB="env.db"))
+    assert one_line_error(result, f"lionmem {args[0]}: ") == (
+        f"lionmem {args[0]}: --db is empty: give a SQLite file or a postgresql:// address "
+        "(without --db the store is $LIONMEM_DB, else memory.db)"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_path_selects_a_sqlite_store(tmp_path: Path) -> None:
