@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import contextlib
 import os
 import queue
@@ -80,11 +81,14 @@ class _Reader:
             if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
-            if not raw.strip():
+            # A byte-order mark at the very start of the input is an editor's, not data.
+            bom = self.line == 1 and raw.startswith(codecs.BOM_UTF8)
+            text = raw[len(codecs.BOM_UTF8) :] if bom else raw
+            if not text.strip():
                 continue
             try:
                 # Without its line break, so a JSON error's position reads "line 1 column N".
-                item = validate(raw.rstrip(b"\r\n"))
+                item = validate(text.rstrip(b"\r\n"))
             except ValidationError as error:
                 self._bad(validation_message(error))
                 continue

@@ -145,6 +145,37 @@ def test_import_says_how_many_items_replaced_one_with_the_same_id(tmp_path: Path
     assert lionmem("count", "--db", "d.db", cwd=tmp_path).stdout == "2\n"
 
 
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_byte_order_mark_at_the_start_of_the_input_is_skipped(
+    tmp_path: Path, source: str
+) -> None:
+    """A UTF-8 byte-order mark before the first line (an editor's) is not part of the JSON."""
+    lines = SAMPLE.read_text("utf-8").splitlines()[:2]
+    data = b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n"
+    (tmp_path / "bom.jsonl").write_bytes(data)
+    name, stdin = ("bom.jsonl", None) if source == "file" else ("-", data)
+    result = lionmem("import", name, "--db", "bom.db", cwd=tmp_path, stdin=stdin)
+    shown = "bom.jsonl" if source == "file" else "standard input"
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        f"imported 2 items from {shown}\n",
+        "",
+    )
+    assert _export(tmp_path / "bom.db").splitlines() == lines
+
+
+def test_a_byte_order_mark_after_the_start_is_a_bad_line(tmp_path: Path) -> None:
+    """Only the very start of the input may hold a byte-order mark: on line 2 it is bad JSON."""
+    lines = SAMPLE.read_text("utf-8").splitlines()[:2]
+    data = lines[0].encode() + b"\n\xef\xbb\xbf" + lines[1].encode() + b"\n"
+    result = lionmem("import", "-", "--db", "bom.db", cwd=tmp_path, stdin=data)
+    assert (result.status, result.stdout) == (1, "")
+    assert result.stderr == (
+        "lionmem import: line 2: Invalid JSON: expected value at line 1 column 1; "
+        "nothing was imported\n"
+    )
+
+
 def test_every_item_vector_the_model_accepts_round_trips_exactly(tmp_path: Path) -> None:
     """Each memory_item vector the model accepts (own id each) comes back as the same JSON line."""
     documents = [v["document"] for v in vectors("memory_item") if v.get("model", v)["valid"]]
