@@ -28,6 +28,7 @@ __all__ = [
     "is_terminal",
     "print_item",
     "print_items",
+    "visible",
     "write_json_lines",
 ]
 
@@ -64,7 +65,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= _BYTE else f"\\u{code:04x}"
 
 
-def _visible(text: str, *, lines: bool = False) -> str:
+def visible(text: str, *, lines: bool = False) -> str:
     """``text`` with every character a terminal would act on written as its escape (``\\x1b``,
     ``\\u202e``), so stored data cannot move the cursor, retitle the window or reorder a line;
     ``lines=True`` keeps line breaks and tabs."""
@@ -159,7 +160,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 
 def _one_line(text: str) -> str:
     """``text`` on one line (every run of white space one space), safe to show."""
-    return _visible(" ".join(text.split()))
+    return visible(" ".join(text.split()))
 
 
 def _cut(text: str, width: int) -> Any:
@@ -195,7 +196,7 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     for field, value in values.items():
         # A Text, not a str: rich would read "[red]" or ":smile:" in stored text as markup.
         # Only the content keeps its line breaks (json.dumps writes them as \\n in the others).
-        table.add_row(field, Text(_visible(value, lines=field == "content")))
+        table.add_row(field, Text(visible(value, lines=field == "content")))
     console.print(table)
 
 

@@ -29,7 +29,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, is_terminal
+from lionmem.cli._output import ProgressBar, is_terminal, visible
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -135,7 +135,8 @@ class _Reader:
                 raise chunk
             yield from chunk
 
-    def _bad(self, reason: str) -> None:
+    def _bad(self, problem: str) -> None:
+        reason = visible(problem)  # a field name from the line may hold control characters
         if not self.skip_invalid:
             raise _BadLine(f"line {self.line}: {reason}")
         self.problems.append((self.line, reason))

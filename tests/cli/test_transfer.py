@@ -176,6 +176,26 @@ def test_a_byte_order_mark_after_the_start_is_a_bad_line(tmp_path: Path) -> None
     )
 
 
+def test_a_bad_line_is_reported_with_control_characters_escaped(tmp_path: Path) -> None:
+    """A field name holding control or bidirectional characters is reported with them written
+    as escapes, so a hostile file cannot retitle the window or reorder the message."""
+    lines = [
+        json.dumps({"content": "x", "\x1b]0;PWNED\x07\x9b2J": 1}),
+        json.dumps({"content": "y", "a\u202eb": 1}),
+    ]
+    (tmp_path / "h.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = lionmem("import", "h.jsonl", "--db", "h.db", cwd=tmp_path)
+    skipping = lionmem("import", "h.jsonl", "--db", "h.db", "--skip-invalid", cwd=tmp_path)
+    assert whole.stderr == (
+        "lionmem import: line 1: \\x1b]0;PWNED\\x07\\x9b2J: Extra inputs are not permitted; "
+        "nothing was imported\n"
+    )
+    assert skipping.stderr.splitlines() == [
+        "lionmem import: line 1: \\x1b]0;PWNED\\x07\\x9b2J: Extra inputs are not permitted",
+        "lionmem import: line 2: a\\u202eb: Extra inputs are not permitted",
+    ]
+
+
 def test_every_item_vector_the_model_accepts_round_trips_exactly(tmp_path: Path) -> None:
     """Each memory_item vector the model accepts (own id each) comes back as the same JSON line."""
     documents = [v["document"] for v in vectors("memory_item") if v.get("model", v)["valid"]]
