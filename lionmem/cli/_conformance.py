@@ -3,7 +3,8 @@
 ``MODULE:FACTORY`` names something importable that gives a ``MemoryAdapterHarness``: a callable
 (class or function, sync or async) called with no arguments, or a harness object itself. The
 suite runs, the report is printed as a table, and with ``--json`` also written as JSON. Exit
-status: 0 when no case failed, 1 when one did, 2 when the harness could not be loaded.
+status: 0 when no case failed, 1 when one did, 2 when the harness could not be loaded (its
+module or factory raised, or gave no harness) or an option is out of range.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import asyncio
 import importlib
 import inspect
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,11 +44,13 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--seed", type=int, help="seed of the randomised cases")
     parser.add_argument(
-        "--examples", type=int, help="random examples of the reference-search profile"
+        "--examples",
+        type=_examples,
+        help="random examples of the reference-search profile (0 or more)",
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_timeout,
         metavar="SECONDS",
         help="seconds one case may take before it fails as hung (default 300; 0: no limit)",
     )
@@ -60,6 +64,34 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
+def _examples(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        msg = f"invalid int value: {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if number < 0:
+        msg = f"must be 0 or more, got {number}"
+        raise argparse.ArgumentTypeError(msg)
+    return number
+
+
+def _timeout(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        msg = f"invalid float value: {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not math.isfinite(seconds) or seconds < 0:
+        msg = f"must be a finite number of seconds, 0 or more (0: no limit), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return seconds
+
+
+def _failure(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 def _resolve(target: str) -> Any:
     module_name, separator, attribute = target.partition(":")
     if not separator or not module_name or not attribute:
@@ -69,6 +101,9 @@ def _resolve(target: str) -> Any:
         found: Any = importlib.import_module(module_name)
     except ImportError as error:
         msg = f"cannot import {module_name!r}: {error}"
+        raise LookupError(msg) from error
+    except Exception as error:  # any error the module raises while it is imported
+        msg = f"cannot import {module_name!r}: importing it raised {_failure(error)}"
         raise LookupError(msg) from error
     for part in attribute.split("."):
         try:
@@ -89,9 +124,13 @@ async def load_harness(target: str) -> Any:
     if not callable(found):
         msg = f"{target} is neither a harness nor a callable that returns one"
         raise LookupError(msg)
-    harness = found()
-    if inspect.isawaitable(harness):
-        harness = await harness
+    try:
+        harness = found()
+        if inspect.isawaitable(harness):
+            harness = await harness
+    except Exception as error:  # whatever the factory raises, there is no harness
+        msg = f"{target}() raised {_failure(error)}"
+        raise LookupError(msg) from error
     if not isinstance(harness, MemoryAdapterHarness):
         msg = f"{target}() returned a value of type {type(harness).__name__}, not a MemoryAdapterHarness"
         raise LookupError(msg)

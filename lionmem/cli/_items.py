@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any
 from uuid import UUID
@@ -23,6 +24,8 @@ from lionmem_models.memory_query import MemoryQuery
 
 __all__ = ["parse_key_json", "register"]
 
+_JSON_OPENERS = frozenset('[{"')
+
 
 def parse_key_json(text: str, option: str) -> tuple[str, Any]:
     """Split ``KEY=JSON`` into the key and the parsed JSON value, or raise ``CommandError``."""
@@ -34,10 +37,18 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except ValueError as error:
         reason = getattr(error, "msg", str(error))
-        msg = (
-            f"{option} {text!r}: the value after '=' is not JSON ({reason}); "
-            f"write text in JSON quotes, for example {option} '{key}=\"{value}\"'"
-        )
+        if value.lstrip()[:1] in _JSON_OPENERS:
+            # Meant as a JSON list, object or string: reading it as text would not help.
+            where = ""
+            if isinstance(error, json.JSONDecodeError):  # "starting at" ends some reasons
+                where = f"{'' if reason.endswith(' at') else ' at'} column {error.colno}"
+            msg = f"{option} {text!r}: the value after '=' is not valid JSON ({reason}{where})"
+        else:
+            quoted = shlex.quote(f"{key}={json.dumps(value, ensure_ascii=False)}")
+            msg = (
+                f"{option} {text!r}: the value after '=' is not JSON ({reason}); "
+                f"write text in JSON quotes, for example {option} {quoted}"
+            )
         raise CommandError(msg) from None
 
 

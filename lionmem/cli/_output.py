@@ -9,6 +9,7 @@ the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` ite
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ __all__ = [
     "is_terminal",
     "print_item",
     "print_items",
+    "visible",
     "write_json_lines",
 ]
 
@@ -38,6 +40,12 @@ _TAGS_WIDTH = 24
 _ID_WIDTH = 36
 _DATE_WIDTH = 10
 _GAP = 2
+# What a terminal would act on rather than show: C0 controls, DEL, C1 controls, and the
+# bidirectional controls that reorder what follows them (U+061C, U+200E/F, U+202A-E, U+2066-9).
+_BYTE = 0xFF  # the largest code point written as \xNN rather than \uNNNN
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_UNSAFE_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # keeps \t and \n
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -50,6 +58,18 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return json.dumps(content, ensure_ascii=False)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= _BYTE else f"\\u{code:04x}"
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """``text`` with every character a terminal would act on written as its escape (``\\x1b``,
+    ``\\u202e``), so stored data cannot move the cursor, retitle the window or reorder a line;
+    ``lines=True`` keeps line breaks and tabs."""
+    return (_UNSAFE_BUT_LINES if lines else _UNSAFE).sub(_escape, text)
 
 
 def _moment(created_at: float) -> datetime | None:
@@ -98,8 +118,8 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
         (
             str(item.id),
             _created(item.created_at),
-            ", ".join(item.tags),
-            _content_text(item.content),
+            _one_line(", ".join(item.tags)),
+            _one_line(_content_text(item.content)),
         )
         for item in items
     ]
@@ -138,11 +158,16 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     return len(rows)
 
 
+def _one_line(text: str) -> str:
+    """``text`` on one line (every run of white space one space), safe to show."""
+    return visible(" ".join(text.split()))
+
+
 def _cut(text: str, width: int) -> Any:
-    """``text`` on one line, cut to ``width`` terminal cells (a CJK character takes two)."""
+    """``text`` (one line) cut to ``width`` terminal cells (a CJK character takes two)."""
     from rich.text import Text
 
-    cut = Text(" ".join(text.split()), no_wrap=True)
+    cut = Text(text, no_wrap=True)
     cut.truncate(width, overflow="ellipsis")
     return cut
 
@@ -154,17 +179,24 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
         return
     console = _console()
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_header=False, box=None, padding=(0, 1))
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
-    table.add_row("id", str(item.id))
     moment = _moment(item.created_at)
     when = "not a date between the years 1 and 9999" if moment is None else moment.isoformat()
-    table.add_row("created_at", f"{item.created_at!r} ({when})")
-    table.add_row("tags", json.dumps(item.tags, ensure_ascii=False))
-    table.add_row("metadata", json.dumps(item.metadata, ensure_ascii=False))
-    table.add_row("content", _content_text(item.content))
+    values = {
+        "id": str(item.id),
+        "created_at": f"{item.created_at!r} ({when})",
+        "tags": json.dumps(item.tags, ensure_ascii=False),
+        "metadata": json.dumps(item.metadata, ensure_ascii=False),
+        "content": _content_text(item.content),
+    }
+    for field, value in values.items():
+        # A Text, not a str: rich would read "[red]" or ":smile:" in stored text as markup.
+        # Only the content keeps its line breaks (json.dumps writes them as \\n in the others).
+        table.add_row(field, Text(visible(value, lines=field == "content")))
     console.print(table)
 
 

@@ -65,8 +65,16 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def store_target(db: str | None) -> str:
-    """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``."""
-    if db:
+    """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``.
+
+    An empty ``db`` is refused (``--db "$UNSET"``) rather than taken for no ``--db``."""
+    if db == "":
+        msg = (
+            f"--db is empty: give a SQLite file or a postgresql:// address (without --db the "
+            f"store is ${ENV_DB}, else {DEFAULT_DB})"
+        )
+        raise StoreSelectionError(msg)
+    if db is not None:
         return db
     return os.environ.get(ENV_DB) or DEFAULT_DB
 
@@ -89,8 +97,8 @@ def describe_target(target: str) -> str:
 def select_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
     """Return the (unopened) store ``target`` names.
 
-    ``create=False`` refuses a SQLite path where no file exists yet, so a command that only reads
-    does not leave an empty database behind a mistyped name.
+    ``create=False`` refuses a SQLite path where no file exists yet, or an empty file, so a
+    command that only reads does not leave an empty database behind a mistyped name.
     """
     if is_postgres(target):
         return _postgres(target, namespace)
@@ -142,7 +150,23 @@ def _sqlite(target: str, *, create: bool) -> Any:
         if not path.parent.is_dir():
             msg = f"--db {target}: the directory {path.parent} does not exist"
             raise StoreSelectionError(msg)
+    elif not create and _empty_file(path):
+        msg = (
+            f"no lionmem database at {target}: the file is empty "
+            "(lionmem add or lionmem import creates one)"
+        )
+        raise StoreSelectionError(msg)
     return SQLiteMemoryStore(path)
+
+
+def _empty_file(path: Path) -> bool:
+    """Whether ``path`` is a zero-byte regular file with no write-ahead log beside it (SQLite
+    would turn it into a new database)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return path.is_file() and path.stat().st_size == 0 and not wal.exists()
+    except OSError:
+        return False
 
 
 def _postgres(target: str, namespace: str | None) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import contextlib
 import os
 import queue
@@ -28,7 +29,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, is_terminal
+from lionmem.cli._output import ProgressBar, is_terminal, visible
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -80,11 +81,14 @@ class _Reader:
             if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
-            if not raw.strip():
+            # A byte-order mark at the very start of the input is an editor's, not data.
+            bom = self.line == 1 and raw.startswith(codecs.BOM_UTF8)
+            text = raw[len(codecs.BOM_UTF8) :] if bom else raw
+            if not text.strip():
                 continue
             try:
                 # Without its line break, so a JSON error's position reads "line 1 column N".
-                item = validate(raw.rstrip(b"\r\n"))
+                item = validate(text.rstrip(b"\r\n"))
             except ValidationError as error:
                 self._bad(validation_message(error))
                 continue
@@ -131,7 +135,8 @@ class _Reader:
                 raise chunk
             yield from chunk
 
-    def _bad(self, reason: str) -> None:
+    def _bad(self, problem: str) -> None:
+        reason = visible(problem)  # a field name from the line may hold control characters
         if not self.skip_invalid:
             raise _BadLine(f"line {self.line}: {reason}")
         self.problems.append((self.line, reason))
@@ -156,6 +161,8 @@ def _import(args: argparse.Namespace) -> int:
     stream, size = _open_input(args.file)
 
     async def work(store: Any) -> int:
+        count = getattr(store, "count", None)
+        before = await count() if callable(count) else None
         with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
             reader = _Reader(stream, args.skip_invalid, progress)
             try:
@@ -173,10 +180,22 @@ def _import(args: argparse.Namespace) -> int:
         source = "standard input" if args.file == "-" else args.file
         skipped = len(reader.problems)
         note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
-        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
+        added = None if before is None or count is None else await count() - before
+        replacing = _replacing(stored, added)
+        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{replacing}{note}")
         return PROBLEM if skipped else OK
 
     return run_on_store(args, work, create=True)
+
+
+def _replacing(stored: int, added: int | None) -> str:
+    """What to say of the ``stored`` items that replaced one with the same id (stored before,
+    or from an earlier line) when the store grew by ``added``; nothing when none did, or when
+    the counts do not tell (no ``count()``, or another writer changed the store meanwhile)."""
+    if added is None or not 0 <= added < stored:
+        return ""
+    replaced = stored - added
+    return f": {added} new, {replaced} replacing {'an item' if replaced == 1 else 'items'} with the same id"
 
 
 async def _store_all(store: Any, reader: _Reader) -> int:

@@ -12,6 +12,7 @@ the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 from __future__ import annotations
 
 import argparse
+import codecs
 import io
 import json
 from collections.abc import Iterator
@@ -103,11 +104,16 @@ def _decoded(data: bytes) -> str:
         raise _NotText(msg) from None
 
 
+def _without_bom(data: bytes) -> bytes:
+    """``data`` without the UTF-8 byte-order mark it may begin with (an editor's, not JSON)."""
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
 def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line, bytes)`` of every document in the file, JSON Lines read line by line."""
     as_lines = path.suffix in _LINES
     if not as_lines:
-        data = stream.read()
+        data = _without_bom(stream.read())
         if path.suffix == ".json":
             yield 1, data
             return
@@ -120,9 +126,10 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             return
         stream = io.BytesIO(data)
     for number, line in enumerate(stream, 1):
-        if line.strip():
+        text = _without_bom(line) if number == 1 else line  # only the start of the input
+        if text.strip():
             # Without its line break, so an error at the end of the line stays on that line.
-            yield number, line.rstrip(b"\r\n")
+            yield number, text.rstrip(b"\r\n")
 
 
 @dataclass

@@ -86,8 +86,10 @@ def on_terminal(
     columns: int = 100,
     stderr_too: bool = True,
     timeout: float = 120,
+    raw: bool = False,
 ) -> Result:
-    """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty."""
+    """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty;
+    ``raw=True`` keeps the escape sequences and line ends the terminal received."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     process = subprocess.Popen(
@@ -112,7 +114,9 @@ def on_terminal(
     os.close(master)
     error = process.stderr.read().decode("utf-8") if process.stderr else ""
     status = process.wait(timeout=timeout)
-    text = _ANSI.sub("", b"".join(chunks).decode("utf-8")).replace("\r\n", "\n")
+    text = b"".join(chunks).decode("utf-8")
+    if not raw:
+        text = _ANSI.sub("", text).replace("\r\n", "\n")
     return Result(status, text, error)
 
 

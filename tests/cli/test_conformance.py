@@ -32,6 +32,12 @@ FACTORIES = """
             await asyncio.Event().wait()
 
     HARNESS = FakeHarness()
+
+    def broken():
+        raise RuntimeError("no credentials for the service")
+
+    async def broken_async():
+        raise KeyError("region")
 """
 
 
@@ -172,4 +178,74 @@ def test_module_entry_point_runs_the_suite(tmp_path: Path) -> None:
     assert (run.returncode, run.stdout.splitlines()[-1]) == (
         0,
         "1 passed, 0 failed, 0 not applicable",
+    )
+
+
+@pytest.mark.parametrize(
+    ("factory", "message"),
+    [
+        ("broken", "broken() raised RuntimeError: no credentials for the service"),
+        ("broken_async", "broken_async() raised KeyError: 'region'"),
+    ],
+)
+def test_factory_that_raises_exits_two_naming_the_error(
+    factories: str, factory: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A factory (sync or async) that raises is a harness that cannot be loaded: exit 2, one line."""
+    status = main(["conformance", f"{factories}:{factory}"])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err == f"lionmem conformance: {factories}:{message}\n"
+
+
+def test_module_that_raises_at_import_exits_two_naming_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harness module whose import raises something other than ImportError exits 2 too."""
+    (tmp_path / "cli_broken_module.py").write_text(
+        'raise ValueError("bad setting")\n', encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(["conformance", "cli_broken_module:make"])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err == (
+        "lionmem conformance: cannot import 'cli_broken_module': "
+        "importing it raised ValueError: bad setting\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "reason"),
+    [
+        (
+            "--timeout",
+            "nan",
+            "must be a finite number of seconds, 0 or more (0: no limit), got 'nan'",
+        ),
+        (
+            "--timeout",
+            "inf",
+            "must be a finite number of seconds, 0 or more (0: no limit), got 'inf'",
+        ),
+        (
+            "--timeout",
+            "-1",
+            "must be a finite number of seconds, 0 or more (0: no limit), got '-1'",
+        ),
+        ("--timeout", "soon", "invalid float value: 'soon'"),
+        ("--examples", "-5", "must be 0 or more, got -5"),
+        ("--examples", "many", "invalid int value: 'many'"),
+    ],
+)
+def test_out_of_range_options_are_usage_errors(
+    option: str, value: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A timeout that is not a finite number of seconds (0 or more) and a negative number of
+    examples are refused before anything runs: exit 2, the reason on stderr."""
+    status = main(["conformance", HONEST, option, value, "--case", "protocols"])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err.splitlines()[-1] == (
+        f"lionmem conformance: error: argument {option}: {reason}"
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import resource
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -94,8 +96,24 @@ def test_a_namespace_for_a_sqlite_file(tmp_path: Path) -> None:
         ),
         (
             ["search", "--filter", "k={"],
-            "lionmem search: --filter 'k={': the value after '=' is not JSON (Expecting property name "
-            "enclosed in double quotes); write text in JSON quotes, for example --filter 'k=\"{\"'",
+            "lionmem search: --filter 'k={': the value after '=' is not valid JSON (Expecting "
+            "property name enclosed in double quotes at column 2)",
+        ),
+        (
+            ["search", "--filter", "a=[1,"],
+            "lionmem search: --filter 'a=[1,': the value after '=' is not valid JSON "
+            "(Expecting value at column 4)",
+        ),
+        (
+            ["add", "x", "--meta", 'k="open'],
+            "lionmem add: --meta 'k=\"open': the value after '=' is not valid JSON "
+            "(Unterminated string starting at column 1)",
+        ),
+        (
+            ["search", "--filter", 'k=he said "hi"'],
+            "lionmem search: --filter 'k=he said \"hi\"': the value after '=' is not JSON "
+            "(Expecting value); write text in JSON quotes, for example "
+            '--filter \'k="he said \\"hi\\""\'',
         ),
         (
             ["add", "x", "--meta", "when=2026-01-01"],
@@ -105,7 +123,9 @@ def test_a_namespace_for_a_sqlite_file(tmp_path: Path) -> None:
     ],
 )
 def test_bad_key_json(tmp_path: Path, args: list[str], message: str) -> None:
-    """A ``KEY=JSON`` argument without ``=`` or with a value that is not JSON."""
+    """A ``KEY=JSON`` argument without ``=`` or with a value that is not JSON: a broken list,
+    object or string is named as invalid JSON with where it breaks; other text gets the quoted
+    form to write instead (quoted for JSON and the shell)."""
     (tmp_path / "memory.db").touch()
     assert one_line_error(lionmem(*args, cwd=tmp_path), "") == message
 
@@ -281,3 +301,17 @@ def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) 
     assert schema.stderr == "lionmem schema: taken: File exists\n"
     assert report.status == 2
     assert report.stderr == f"lionmem conformance: {tmp_path}: Is a directory\n"
+
+
+def test_the_suggested_text_form_is_the_text_given(tmp_path: Path) -> None:
+    """Running the suggested ``KEY=JSON`` stores exactly the text that was typed."""
+    typed = """it's "quoted" \\ text"""
+    result = lionmem("add", "x", "--meta", f"k={typed}", "--db", "s.db", cwd=tmp_path)
+    suggested = shlex.split(result.stderr.rsplit(" for example ", 1)[1])
+    assert suggested[0] == "--meta"
+    assert lionmem("add", "x", *suggested, "--db", "s.db", cwd=tmp_path).status == 0
+    (stored,) = [
+        json.loads(line)
+        for line in lionmem("export", "--db", "s.db", cwd=tmp_path).stdout.splitlines()
+    ]
+    assert stored["metadata"] == {"k": typed}

@@ -343,3 +343,112 @@ def test_a_creation_time_outside_the_calendar_on_a_terminal(tmp_path: Path) -> N
         "created_at",
         "1767253114000.0 (not a date between the years 1 and 9999)",
     ]
+
+
+def test_get_on_a_terminal_shows_rich_markup_in_stored_text_literally(tmp_path: Path) -> None:
+    """Square brackets and colons in stored text are shown as they are, not read as rich markup
+    (an unmatched closing tag would otherwise stop ``get``)."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    content = "[red]hi[/red] :smile: [/]"
+    line = json.dumps({"id": item_id, "content": content, "tags": ["[bold]t"]})
+    assert lionmem("import", "-", "--db", "mk.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "mk.db", cwd=tmp_path, columns=100)
+    assert shown.status == 0, shown
+    rows = {row.split()[0]: row.split(None, 1)[1].strip() for row in shown.stdout.splitlines()}
+    assert rows["content"] == content
+    assert rows["tags"] == '["[bold]t"]'
+
+
+_HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\n\u202eab\x85\x7f\x9b"
+# What a terminal acts on: C0 and C1 controls, DEL, bidirectional controls. Line ends are
+# allowed through, and rich's own colour sequences are removed before looking.
+_ACTED_ON = re.compile(
+    "[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+_RICH_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _hostile_db(tmp_path: Path) -> str:
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps(
+        {"id": item_id, "content": _HOSTILE, "tags": ["\x1b[5mx"], "metadata": {"k": "\u202e"}}
+    )
+    assert lionmem("import", "-", "--db", "h.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    return item_id
+
+
+def test_search_table_escapes_control_characters_in_stored_text(tmp_path: Path) -> None:
+    """Control and bidirectional characters in stored content and tags reach the terminal as
+    visible escapes (``\\x1b``, ``\\u202e``), never as themselves."""
+    item_id = _hostile_db(tmp_path)
+    table = on_terminal("search", "--db", "h.db", cwd=tmp_path, columns=160, raw=True)
+    assert table.status == 0, table
+    shown = _RICH_STYLE.sub("", table.stdout)
+    assert _ACTED_ON.findall(shown) == []
+    row = shown.split("\r\n")[1].split()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", row[1]), row
+    assert row == [
+        item_id,
+        row[1],
+        r"\x1b[5mx",
+        r"\x1b]0;PWNED\x07\x1b[2J",
+        r"\u202eab",
+        r"\x7f\x9b",
+    ]
+
+
+def test_get_escapes_control_characters_and_keeps_line_breaks(tmp_path: Path) -> None:
+    """``get`` on a terminal escapes what the terminal would act on in every field; the content
+    keeps its line breaks."""
+    item_id = _hostile_db(tmp_path)
+    shown = on_terminal("get", item_id, "--db", "h.db", cwd=tmp_path, columns=100, raw=True)
+    assert shown.status == 0, shown
+    text = _RICH_STYLE.sub("", shown.stdout)
+    assert _ACTED_ON.findall(text) == []
+    lines = [line.split() for line in text.split("\r\n")]
+    assert lines[2:] == [
+        ["tags", r'["\u001b[5mx"]'],
+        ["metadata", r'{"k":', r'"\u202e"}'],
+        ["content", r"\x1b]0;PWNED\x07\x1b[2J"],
+        [r"\u202eab\x85\x7f\x9b"],
+        [],
+    ]
+
+
+def test_machine_output_keeps_control_characters_exact(tmp_path: Path) -> None:
+    """Piped and ``--json`` output are the stored JSON, not the escaped display."""
+    item_id = _hostile_db(tmp_path)
+    piped = lionmem("get", item_id, "--db", "h.db", cwd=tmp_path)
+    forced = on_terminal("search", "--json", "--db", "h.db", cwd=tmp_path, raw=True)
+    for output in (piped.stdout, forced.stdout.replace("\r\n", "\n")):
+        item = json.loads(output)
+        assert (item["content"], item["tags"], item["metadata"]) == (
+            _HOSTILE,
+            ["\x1b[5mx"],
+            {"k": "\u202e"},
+        )
+
+
+@pytest.mark.parametrize("command", ["get", "search", "count", "delete", "export"])
+def test_reading_commands_refuse_an_empty_file_and_leave_it_empty(
+    tmp_path: Path, command: str
+) -> None:
+    """A zero-byte --db file holds no database: a command that only reads says so and leaves
+    the file at zero bytes, with nothing beside it."""
+    args = [command] + (
+        ["12345678-1234-4678-9234-567812345678"] if command in ("get", "delete") else []
+    )
+    (tmp_path / "z.db").write_bytes(b"")
+    result = lionmem(*args, "--db", "z.db", cwd=tmp_path)
+    assert one_line_error(result, f"lionmem {command}: ") == (
+        f"lionmem {command}: no lionmem database at z.db: the file is empty "
+        "(lionmem add or lionmem import creates one)"
+    )
+    assert [(path.name, path.stat().st_size) for path in tmp_path.iterdir()] == [("z.db", 0)]
+
+
+def test_add_turns_an_empty_file_into_a_database(tmp_path: Path) -> None:
+    """``add`` creates the database, in an empty file as in a missing one."""
+    (tmp_path / "z.db").write_bytes(b"")
+    assert lionmem("add", "first", "--db", "z.db", cwd=tmp_path).status == 0
+    assert lionmem("count", "--db", "z.db", cwd=tmp_path).stdout == "1\n"

@@ -25,12 +25,14 @@ from lionmem.cli._store import (
 )
 from lionmem.stores.sqlite import UnrepresentableValueError
 from tests.cli.conftest import MIXED
+from tests.cli.support import clean_env, lionmem, one_line_error
 
 DSN = "postgresql://me:secret@db.example:5432/app"
 
 
 class FakePostgresStore:
-    """Records its arguments; ``open`` fails when the class says the server is down."""
+    """Records its arguments; ``open`` fails when the class says the server is down. It holds 7
+    items, and each batch adds its distinct ids (as if none was stored before)."""
 
     made: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012 - a test's shared record
     down = False
@@ -51,7 +53,7 @@ class FakePostgresStore:
         self.closed = True
 
     async def count(self) -> int:
-        return 7
+        return 7 + sum(len({item.id for item in batch}) for batch in self.batches)
 
     async def store_many(self, items: Any) -> list[Any]:
         batch = list(items)
@@ -72,17 +74,35 @@ def fake_postgres(monkeypatch: pytest.MonkeyPatch) -> type[FakePostgresStore]:
 def test_the_target_is_db_then_the_environment_then_memory_db(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``--db`` wins over ``$LIONMEM_DB``, which wins over ``memory.db``; an empty value counts as unset."""
+    """``--db`` wins over ``$LIONMEM_DB``, which wins over ``memory.db``; an empty
+    ``$LIONMEM_DB`` counts as unset."""
     monkeypatch.delenv("LIONMEM_DB", raising=False)
     assert (store_target(None), store_target("x.db")) == (DEFAULT_DB, "x.db")
     monkeypatch.setenv("LIONMEM_DB", "env.db")
-    assert (store_target(None), store_target("x.db"), store_target("")) == (
-        "env.db",
-        "x.db",
-        "env.db",
-    )
+    assert (store_target(None), store_target("x.db")) == ("env.db", "x.db")
     monkeypatch.setenv("LIONMEM_DB", "")
     assert store_target(None) == DEFAULT_DB
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["count"],
+        ["add", "x"],
+        ["import", "-"],
+        ["export", "--out", "e.jsonl"],
+        ["mcp"],
+    ],
+)
+def test_an_empty_db_is_an_error_not_the_default(tmp_path: Path, args: list[str]) -> None:
+    """``--db ''`` (an unset variable in ``--db "$X"``) is refused with one line, even with
+    ``$LIONMEM_DB`` set, and no store is opened or created."""
+    result = lionmem(*args, "--db", "", cwd=tmp_path, stdin="", env=clean_env(LIONMEM_DB="env.db"))
+    assert one_line_error(result, f"lionmem {args[0]}: ") == (
+        f"lionmem {args[0]}: --db is empty: give a SQLite file or a postgresql:// address "
+        "(without --db the store is $LIONMEM_DB, else memory.db)"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_path_selects_a_sqlite_store(tmp_path: Path) -> None:
@@ -237,3 +257,23 @@ def test_a_value_store_many_refuses_aborts_the_import(
         "lionmem import: MemoryItem.content: a value of type str cannot be stored exactly: "
         "it holds a NUL, which text cannot; nothing was imported"
     )
+
+
+class _NoCountStore(FakePostgresStore):
+    count = None  # type: ignore[assignment]  # a store without count()
+
+
+def test_import_into_a_store_without_count_gives_the_total_only(
+    fake_postgres: type[FakePostgresStore],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without ``count()`` nothing tells new items from replaced ones: the line says the total."""
+    monkeypatch.setattr(
+        sys.modules["lionmem.stores.postgres"], "PostgresMemoryStore", _NoCountStore
+    )
+    line = '{"id": "12345678-1234-4678-9234-567812345678", "content": "x"}\n'
+    (tmp_path / "twice.jsonl").write_text(line * 2, encoding="utf-8")
+    assert main(["import", str(tmp_path / "twice.jsonl"), "--db", DSN]) == 0
+    assert capsys.readouterr().out == f"imported 2 items from {tmp_path / 'twice.jsonl'}\n"

@@ -119,7 +119,7 @@ def test_a_repeated_id_keeps_its_first_place_and_last_value(tmp_path: Path) -> N
     (tmp_path / "r.jsonl").write_text(f'{replaced}\n{{"content": "third"}}\n{again}\n')
     assert (
         lionmem("import", "r.jsonl", "--db", db, cwd=tmp_path).stdout
-        == "imported 3 items from r.jsonl\n"
+        == "imported 3 items from r.jsonl: 1 new, 2 replacing items with the same id\n"
     )
     exported = [json.loads(line) for line in _export(db).splitlines()]
     assert [(item["content"], item["tags"]) for item in exported] == [
@@ -128,6 +128,72 @@ def test_a_repeated_id_keeps_its_first_place_and_last_value(tmp_path: Path) -> N
         ("third", []),
     ]
     assert exported[0]["id"] == first["id"]
+
+
+def test_import_says_how_many_items_replaced_one_with_the_same_id(tmp_path: Path) -> None:
+    """An id given twice in one file, into an empty store, is one new item and one replacing it;
+    the counts agree with ``--skip-invalid`` and with the store."""
+    line = '{{"id": "12345678-1234-4678-9234-56781234567{}", "content": "{}"}}'
+    lines = [line.format(0, "a"), line.format(1, "b"), "not json", line.format(0, "c")]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("import", "d.jsonl", "--db", "d.db", "--skip-invalid", cwd=tmp_path)
+    assert (result.status, result.stdout) == (
+        1,
+        "imported 3 items from d.jsonl: 2 new, 1 replacing an item with the same id "
+        "(1 invalid line skipped)\n",
+    )
+    assert lionmem("count", "--db", "d.db", cwd=tmp_path).stdout == "2\n"
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_byte_order_mark_at_the_start_of_the_input_is_skipped(
+    tmp_path: Path, source: str
+) -> None:
+    """A UTF-8 byte-order mark before the first line (an editor's) is not part of the JSON."""
+    lines = SAMPLE.read_text("utf-8").splitlines()[:2]
+    data = b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n"
+    (tmp_path / "bom.jsonl").write_bytes(data)
+    name, stdin = ("bom.jsonl", None) if source == "file" else ("-", data)
+    result = lionmem("import", name, "--db", "bom.db", cwd=tmp_path, stdin=stdin)
+    shown = "bom.jsonl" if source == "file" else "standard input"
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        f"imported 2 items from {shown}\n",
+        "",
+    )
+    assert _export(tmp_path / "bom.db").splitlines() == lines
+
+
+def test_a_byte_order_mark_after_the_start_is_a_bad_line(tmp_path: Path) -> None:
+    """Only the very start of the input may hold a byte-order mark: on line 2 it is bad JSON."""
+    lines = SAMPLE.read_text("utf-8").splitlines()[:2]
+    data = lines[0].encode() + b"\n\xef\xbb\xbf" + lines[1].encode() + b"\n"
+    result = lionmem("import", "-", "--db", "bom.db", cwd=tmp_path, stdin=data)
+    assert (result.status, result.stdout) == (1, "")
+    assert result.stderr == (
+        "lionmem import: line 2: Invalid JSON: expected value at line 1 column 1; "
+        "nothing was imported\n"
+    )
+
+
+def test_a_bad_line_is_reported_with_control_characters_escaped(tmp_path: Path) -> None:
+    """A field name holding control or bidirectional characters is reported with them written
+    as escapes, so a hostile file cannot retitle the window or reorder the message."""
+    lines = [
+        json.dumps({"content": "x", "\x1b]0;PWNED\x07\x9b2J": 1}),
+        json.dumps({"content": "y", "a\u202eb": 1}),
+    ]
+    (tmp_path / "h.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = lionmem("import", "h.jsonl", "--db", "h.db", cwd=tmp_path)
+    skipping = lionmem("import", "h.jsonl", "--db", "h.db", "--skip-invalid", cwd=tmp_path)
+    assert whole.stderr == (
+        "lionmem import: line 1: \\x1b]0;PWNED\\x07\\x9b2J: Extra inputs are not permitted; "
+        "nothing was imported\n"
+    )
+    assert skipping.stderr.splitlines() == [
+        "lionmem import: line 1: \\x1b]0;PWNED\\x07\\x9b2J: Extra inputs are not permitted",
+        "lionmem import: line 2: a\\u202eb: Extra inputs are not permitted",
+    ]
 
 
 def test_every_item_vector_the_model_accepts_round_trips_exactly(tmp_path: Path) -> None:

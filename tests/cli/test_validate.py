@@ -196,3 +196,24 @@ def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -
         "deep.jsonl:4: $.tags[0]: 1 is not of type 'string'",
         "deep.jsonl: 4 documents, 3 invalid (memory_item)",
     ]
+
+
+def test_a_byte_order_mark_at_the_start_of_a_file_is_not_a_problem(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark that begins a file (of any kind) is skipped; one later in a
+    JSON Lines file is still text that is not JSON, on its line."""
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "a.jsonl").write_bytes(bom + b'{"tags": [3]}\n' + bom + b'{"tags": []}\n')
+    (tmp_path / "b.json").write_bytes(bom + b'{\n  "tags": [3]\n}\n')
+    (tmp_path / "c.txt").write_bytes(bom + b'{"tags": []}\n')
+    result = lionmem("validate", "a.jsonl", "b.json", "c.txt", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "a.jsonl:1: $.tags[0]: 3 is not of type 'string'",
+            "a.jsonl:2: not JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)",
+            "a.jsonl: 2 documents, 2 invalid (memory_item)",
+            "b.json:2: $.tags[0]: 3 is not of type 'string'",
+            "b.json: 1 document, 1 invalid (memory_item)",
+            "c.txt: 1 document, 0 invalid (memory_item)",
+        ],
+    )
