@@ -450,8 +450,8 @@ class PostgresMemoryStore:
         raised as it is; with ``on_unrepresentable`` such an item is given to it and skipped
         instead. A repeated id is stored once, at its first position, holding its last value
         (and counted each time it is written). A connection found broken before the first item
-        was read is replaced and the stream runs again; once items were read, a database failure is raised and not retried (they
-        cannot be read again).
+        was read is replaced and the stream runs again; once items were read, a database
+        failure is raised and not retried (they cannot be read again).
         """
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
