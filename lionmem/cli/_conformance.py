@@ -13,12 +13,12 @@ import argparse
 import asyncio
 import importlib
 import inspect
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from lionmem.cli._errors import CommandError
+from lionmem.conformance._options import case_timeout, examples_count
 
 __all__ = ["load_harness", "register"]
 
@@ -45,12 +45,12 @@ def register(commands: Any) -> None:
     parser.add_argument("--seed", type=int, help="seed of the randomised cases")
     parser.add_argument(
         "--examples",
-        type=_examples,
+        type=examples_count,
         help="random examples of the reference-search profile (0 or more)",
     )
     parser.add_argument(
         "--timeout",
-        type=_timeout,
+        type=case_timeout,
         metavar="SECONDS",
         help="seconds one case may take before it fails as hung (default 300; 0: no limit)",
     )
@@ -62,30 +62,6 @@ def register(commands: Any) -> None:
         help="run only this case (repeatable); default: every case",
     )
     parser.set_defaults(handler=_run)
-
-
-def _examples(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        msg = f"invalid int value: {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if number < 0:
-        msg = f"must be 0 or more, got {number}"
-        raise argparse.ArgumentTypeError(msg)
-    return number
-
-
-def _timeout(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        msg = f"invalid float value: {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if not math.isfinite(seconds) or seconds < 0:
-        msg = f"must be a finite number of seconds, 0 or more (0: no limit), got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return seconds
 
 
 def _failure(error: Exception) -> str:

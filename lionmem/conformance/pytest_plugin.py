@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from lionmem.conformance._options import case_timeout, examples_count
+
 if TYPE_CHECKING:
     from lionmem.conformance._harness import MemoryAdapterHarness
     from lionmem.conformance._report import CaseResult
@@ -41,13 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--lionmem-examples",
-        type=int,
+        type=examples_count,
         default=None,
         help="random examples of the reference-search profile (default: 200)",
     )
     group.addoption(
         "--lionmem-timeout",
-        type=float,
+        type=case_timeout,
         default=None,
         help="seconds one conformance case may take (default: 300; 0: no limit)",
     )

@@ -161,3 +161,20 @@ def test_explicit_plugin_option_does_not_register_it_twice(tmp_path: Path) -> No
     """-p lionmem.conformance.pytest_plugin beside auto-loading still gives each case once."""
     run = _pytest(tmp_path, HONEST, "--collect-only", "-p", "lionmem.conformance.pytest_plugin")
     assert sum("::test_conformance[" in line for line in run.stdout.splitlines()) == len(CASES)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "problem"),
+    [
+        ("--lionmem-timeout", "nan", "must be a finite number of seconds, 0 or more"),
+        ("--lionmem-timeout", "-1", "must be a finite number of seconds, 0 or more"),
+        ("--lionmem-examples", "-5", "must be 0 or more, got -5"),
+    ],
+)
+def test_out_of_range_options_are_usage_errors(
+    tmp_path: Path, option: str, value: str, problem: str
+) -> None:
+    """The plugin reads its options as ``lionmem conformance`` does: a bad value runs nothing."""
+    run = _pytest(tmp_path, HONEST, option, value)
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"argument {option}: {problem}" in run.stderr
