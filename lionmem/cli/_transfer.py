@@ -265,11 +265,13 @@ def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
     if out in (None, "-") or is_postgres(target) or target == ":memory:":
         return
     written = Path(out).resolve()
+    # SQLite keeps its journal beside the file a linked --db resolves to, not beside the link.
+    resolved = os.path.realpath(target)
     for suffix in ("", "-wal", "-shm", "-journal"):
-        database = Path(target + suffix)
-        if written == database.resolve() or _same_file(written, database):
-            msg = f"--out {out} is the database file itself; write the export to another file"
-            raise CommandError(msg)
+        for database in (Path(target + suffix), Path(resolved + suffix)):
+            if written == database.resolve() or _same_file(written, database):
+                msg = f"--out {out} is the database file itself; write the export to another file"
+                raise CommandError(msg)
 
 
 def _same_file(first: Path, second: Path) -> bool:

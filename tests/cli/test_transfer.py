@@ -461,3 +461,17 @@ def test_export_out_must_be_a_file_in_a_directory_that_exists(
     assert one_line_error(to_missing, "") == (
         "lionmem export: --out no/such/e.jsonl: the directory no/such does not exist"
     )
+
+
+@pytest.mark.parametrize("out", ["copy.db-wal", "copy.db-shm", "copy.db-journal", "link.db-wal"])
+def test_export_refuses_the_journal_of_a_database_named_by_a_link(
+    sample_copy: Path, out: str
+) -> None:
+    """``--db`` a symbolic link: SQLite's journal files sit beside the file it points to, and
+    ``--out`` naming one of them (or the link's own name for it) is refused."""
+    (sample_copy.parent / "link.db").symlink_to("copy.db")
+    result = lionmem("export", "--db", "link.db", "--out", out, cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        f"lionmem export: --out {out} is the database file itself; write the export to another file"
+    )
+    assert sorted(path.name for path in sample_copy.parent.iterdir()) == ["copy.db", "link.db"]
