@@ -199,13 +199,15 @@ class _Output:
     """Where an export goes: stdout, or the ``--out`` file (``owned``).
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
-    that replaces it once complete, so a failed or killed export leaves it as it was; a
-    symbolic link, a named pipe or a device is written through and never removed.
+    that replaces it (``replaces``) once complete, so a failed export leaves it as it was; a
+    symbolic link is kept and the file it points to replaced that way; a named pipe or a
+    device is written through and never removed.
     """
 
     stream: IO[bytes]
     owned: bool = False
     partial: Path | None = None
+    replaces: str = ""
 
     def discard(self) -> None:
         """Close the file after a failure and remove what was written of a temporary one."""
@@ -214,11 +216,11 @@ class _Output:
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
 
-    def finish(self, name: str) -> None:
-        """Close the complete file and put it in the place of ``name``."""
+    def finish(self) -> None:
+        """Close the complete file and put it in the place of the one it replaces."""
         self.stream.close()
         if self.partial is not None:
-            os.replace(self.partial, name)
+            os.replace(self.partial, self.replaces)
 
 
 def _open_output(name: str | None) -> _Output:
@@ -233,26 +235,31 @@ def _open_output(name: str | None) -> _Output:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
+        real = os.path.realpath(path)  # a symbolic link stays: the file it points to is replaced
         try:
-            found: os.stat_result | None = path.lstat()
+            found: os.stat_result | None = os.stat(real)
         except FileNotFoundError:
             found = None
         if found is not None and not stat.S_ISREG(found.st_mode):
-            return _Output(path.open("wb"), owned=True)  # a link, a pipe, a device
+            return _Output(path.open("wb"), owned=True)  # a pipe, a device
         if found is not None:
             mode = stat.S_IMODE(found.st_mode)
         else:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-        descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        descriptor, partial = tempfile.mkstemp(
+            dir=os.path.dirname(real), prefix=f".{os.path.basename(real)}."
+        )
         try:
             os.fchmod(descriptor, mode)
         except BaseException:
             os.close(descriptor)
             os.unlink(partial)
             raise
-        return _Output(os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial))
+        return _Output(
+            os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial), replaces=real
+        )
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
@@ -305,7 +312,7 @@ def _export(args: argparse.Namespace) -> int:
                 written += _write_page(out, page, progress)
             out.flush()
             if output.owned:
-                output.finish(args.out)
+                output.finish()
         except BaseException as error:
             if output.owned:
                 output.discard()

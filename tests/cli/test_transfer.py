@@ -395,8 +395,8 @@ def test_a_failed_export_leaves_the_file_it_would_replace_as_it_was(
 def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
     tmp_path: Path, sample_copy: Path
 ) -> None:
-    """``--out`` naming a symbolic link or a named pipe is written through; a failure removes
-    neither of them (the link's target is another file the user did not name)."""
+    """``--out`` naming a symbolic link replaces the file it points to only once complete, so
+    a failure leaves that file as it was; a named pipe is written through; neither is removed."""
     _damage_row(sample_copy, 2500)
     (tmp_path / "target.txt").write_text("kept\n", encoding="utf-8")
     (tmp_path / "link.jsonl").symlink_to("target.txt")
@@ -407,7 +407,7 @@ def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
     piped, _ = reader.communicate(timeout=60)
     assert (to_link.status, to_pipe.status) == (2, 2)
     assert (tmp_path / "link.jsonl").is_symlink()
-    assert (tmp_path / "target.txt").exists()
+    assert (tmp_path / "target.txt").read_text("utf-8") == "kept\n"
     assert (tmp_path / "pipe.jsonl").is_fifo()
     assert piped == b"2000 pipe.jsonl\n"  # the pages before the damaged row
 
@@ -475,3 +475,26 @@ def test_export_refuses_the_journal_of_a_database_named_by_a_link(
         f"lionmem export: --out {out} is the database file itself; write the export to another file"
     )
     assert sorted(path.name for path in sample_copy.parent.iterdir()) == ["copy.db", "link.db"]
+
+
+def test_export_through_a_link_replaces_the_file_it_points_to_and_keeps_the_link(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A complete export through a symbolic link: the link stays, the file it points to (in
+    another directory, with its own mode) holds the export, and no temporary file is left."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.jsonl"
+    target.write_text("an earlier export\n", encoding="utf-8")
+    target.chmod(0o640)
+    (tmp_path / "link.jsonl").symlink_to(target)
+    result = lionmem("export", "--db", sample_db, "--out", "link.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to link.jsonl\n",
+        "",
+    )
+    assert (tmp_path / "link.jsonl").readlink() == target
+    assert target.read_bytes() == SAMPLE.read_bytes()
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["link.jsonl", "real"]
+    assert sorted(path.name for path in target.parent.iterdir()) == ["target.jsonl"]
