@@ -43,7 +43,7 @@ __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
 _PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
-_CHUNK_BYTES = 1 << 16  # lines a pipe's reading thread hands over at a time, about
+_CHUNK_BYTES = 1 << 16  # the most a pipe's reading thread hands over at a time
 _STOP_POLL = 0.1  # seconds between two looks at the stop flag while a pipe is silent
 
 
@@ -104,20 +104,24 @@ class _Reader:
 
     def _read_aside(self) -> Iterator[bytes]:
         # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
-        source = os.fdopen(os.dup(self.stream.fileno()), "rb")
-        chunks: queue.Queue[list[bytes] | BaseException | None] = queue.Queue(maxsize=8)
+        # os.read hands on whatever has arrived, so a line is validated as soon as it is
+        # complete, and its first empty answer is the end (one Ctrl-D on a terminal).
+        source = os.dup(self.stream.fileno())
+        chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=8)
 
         def read() -> None:
             try:
-                with source:
-                    while chunk := source.readlines(_CHUNK_BYTES):
-                        chunks.put(chunk)
+                while chunk := os.read(source, _CHUNK_BYTES):
+                    chunks.put(chunk)
             except BaseException as error:  # given to the import, which raises it
                 chunks.put(error)
             else:
                 chunks.put(None)
+            finally:
+                os.close(source)
 
         threading.Thread(target=read, name="lionmem-import-input", daemon=True).start()
+        carry: list[bytes] = []  # the start of a line whose end has not arrived yet
         while True:
             try:
                 chunk = chunks.get(timeout=_STOP_POLL)
@@ -126,10 +130,22 @@ class _Reader:
                     raise _Stopped from None
                 continue
             if chunk is None:
+                if carry:
+                    yield b"".join(carry)
                 return
             if isinstance(chunk, BaseException):
                 raise chunk
-            yield from chunk
+            end = chunk.find(b"\n")
+            if end < 0:
+                carry.append(chunk)
+                continue
+            carry.append(chunk[: end + 1])
+            yield b"".join(carry)
+            start = end + 1
+            while (end := chunk.find(b"\n", start)) >= 0:
+                yield chunk[start : end + 1]
+                start = end + 1
+            carry = [chunk[start:]] if start < len(chunk) else []
 
     def _bad(self, reason: str) -> None:
         if not self.skip_invalid:
