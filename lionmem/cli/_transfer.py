@@ -65,6 +65,9 @@ class _Reader:
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
     stopped: bool = False
+    # The import's task: a store that reads on the event loop's thread (PostgreSQL) keeps the
+    # cancellation from reaching the import, so a silent pipe's wait looks at the task too.
+    task: asyncio.Task[Any] | None = None
 
     def __iter__(self) -> Iterator[MemoryItem]:
         validate = MemoryItem.model_validate_json
@@ -126,7 +129,7 @@ class _Reader:
             try:
                 chunk = chunks.get(timeout=_STOP_POLL)
             except queue.Empty:
-                if self.stopped:
+                if self.stopped or (self.task is not None and self.task.cancelling()):
                     raise _Stopped from None
                 continue
             if chunk is None:
@@ -173,7 +176,7 @@ def _import(args: argparse.Namespace) -> int:
 
     async def work(store: Any) -> int:
         with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
-            reader = _Reader(stream, args.skip_invalid, progress)
+            reader = _Reader(stream, args.skip_invalid, progress, task=asyncio.current_task())
             try:
                 stored = await _store_all(store, reader)
             except _BadLine as bad:
