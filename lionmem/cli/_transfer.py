@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import queue
 import stat
@@ -262,6 +263,8 @@ def _open_output(name: str | None) -> _Output:
         if found is not None and not stat.S_ISREG(found.st_mode):
             return _Output(path.open("wb"), owned=True)  # a pipe, a device
         if found is not None:
+            if not os.access(real, os.W_OK):  # replacing it would go round its permissions
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
             mode = stat.S_IMODE(found.st_mode)
         else:
             umask = os.umask(0)

@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import signal
 import sqlite3
 import struct
@@ -22,7 +23,15 @@ import pytest
 
 from lionmem import MemoryItem
 from tests.cli.conftest import MIXED, SAMPLE
-from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, one_line_error, vectors
+from tests.cli.support import (
+    LIONMEM,
+    Result,
+    clean_env,
+    lionmem,
+    on_terminal,
+    one_line_error,
+    vectors,
+)
 from tools.make_sample import sample_items
 
 MIXED_PROBLEMS = [
@@ -599,3 +608,41 @@ def test_import_from_a_pipe_joins_lines_split_across_writes(tmp_path: Path) -> N
         "b",
         "c",
     ]
+
+
+def _without_privileges(*args: str | Path, cwd: Path) -> Result:
+    """Run the console script as a user that file permissions apply to: root without the
+    capabilities that override them (``setpriv``), anyone else as is."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip(
+                "running as root, and setpriv is missing to drop the overriding capabilities"
+            )
+        overrides = "-dac_override,-dac_read_search,-fowner"
+        prefix = ["setpriv", f"--bounding-set={overrides}", f"--inh-caps={overrides}", "--"]
+    completed = subprocess.run(
+        [*prefix, str(LIONMEM), *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env=clean_env(),
+        timeout=120,
+        check=False,
+    )
+    return Result(
+        completed.returncode, completed.stdout.decode("utf-8"), completed.stderr.decode("utf-8")
+    )
+
+
+def test_export_refuses_to_replace_a_read_only_file(tmp_path: Path, sample_db: Path) -> None:
+    """An existing ``--out`` file its user may not write is refused, and kept as it was."""
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("read only\n", encoding="utf-8")
+    kept.chmod(0o444)
+    result = _without_privileges("export", "--db", sample_db, "--out", "kept.jsonl", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out kept.jsonl: cannot write it (Permission denied)"
+    )
+    assert kept.read_text("utf-8") == "read only\n"
+    assert kept.stat().st_mode & 0o777 == 0o444
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.jsonl"]
