@@ -270,9 +270,10 @@ def _open_output(name: str | None) -> _Output:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-        descriptor, partial = tempfile.mkstemp(
-            dir=os.path.dirname(real), prefix=f".{os.path.basename(real)}."
-        )
+        created = _temporary_beside(real, found)
+        if created is None:  # a file that cannot be replaced: written in place
+            return _Output(path.open("wb"), owned=True)
+        descriptor, partial = created
         try:
             os.fchmod(descriptor, mode)
         except BaseException:
@@ -285,6 +286,24 @@ def _open_output(name: str | None) -> _Output:
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
+
+
+def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str] | None:
+    """Create the temporary file that will replace ``real``; return None when an existing file
+    cannot be replaced: its directory refuses new files, or is sticky (``/tmp``) and neither
+    it nor the file belongs to this user."""
+    folder = os.path.dirname(real)
+    if found is not None:
+        directory = os.stat(folder)
+        sticky = directory.st_mode & stat.S_ISVTX
+        if sticky and os.geteuid() not in (found.st_uid, directory.st_uid):
+            return None
+    try:
+        return tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.")
+    except PermissionError:
+        if found is None:
+            raise
+        return None
 
 
 def _refuse_the_database_itself(out: str | None, db: str | None) -> None:

@@ -646,3 +646,38 @@ def test_export_refuses_to_replace_a_read_only_file(tmp_path: Path, sample_db: P
     assert kept.read_text("utf-8") == "read only\n"
     assert kept.stat().st_mode & 0o777 == 0o444
     assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.jsonl"]
+
+
+def test_export_writes_in_place_a_file_it_cannot_replace(tmp_path: Path, sample_db: Path) -> None:
+    """A writable ``--out`` file in a read-only directory, or another user's file in a sticky
+    directory, cannot be renamed over: it is written in place, and keeps its owner and mode."""
+    fixed, sticky = tmp_path / "fixed", tmp_path / "sticky"
+    fixed.mkdir()
+    sticky.mkdir()
+    for folder, owner in ((fixed, os.geteuid()), (sticky, 65534)):
+        (folder / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+        (folder / "e.jsonl").chmod(0o666)
+        if owner != os.geteuid():
+            if os.geteuid() != 0:
+                continue  # another user's file needs root to make
+            os.chown(folder / "e.jsonl", owner, -1)
+            os.chown(folder, owner, -1)  # like /tmp: the directory is not the user's either
+    fixed.chmod(0o555)
+    sticky.chmod(0o1777)
+    try:
+        results = [
+            _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=folder)
+            for folder in (fixed, sticky)
+        ]
+    finally:
+        fixed.chmod(0o755)
+    for folder, result in zip((fixed, sticky), results, strict=True):
+        assert (result.status, result.stdout, result.stderr) == (
+            0,
+            "exported 3000 items to e.jsonl\n",
+            "",
+        )
+        assert (folder / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
+        assert sorted(path.name for path in folder.iterdir()) == ["e.jsonl"]
+    if os.geteuid() == 0:
+        assert (sticky / "e.jsonl").stat().st_uid == 65534
