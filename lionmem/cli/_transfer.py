@@ -299,7 +299,7 @@ def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str
         if sticky and os.geteuid() not in (found.st_uid, directory.st_uid):
             return None
     try:
-        return tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.")
+        return tempfile.mkstemp(dir=folder, prefix=".lm")  # short: any valid name fits beside it
     except PermissionError:
         if found is None:
             raise

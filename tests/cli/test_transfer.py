@@ -681,3 +681,20 @@ def test_export_writes_in_place_a_file_it_cannot_replace(tmp_path: Path, sample_
         assert sorted(path.name for path in folder.iterdir()) == ["e.jsonl"]
     if os.geteuid() == 0:
         assert (sticky / "e.jsonl").stat().st_uid == 65534
+
+
+def test_export_out_takes_a_name_of_the_longest_length_allowed(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A 255-character ``--out`` name, new or existing, is written (the temporary file beside
+    it has a short name of its own)."""
+    name = "e" * 249 + ".jsonl"
+    for _ in range(2):
+        result = lionmem("export", "--db", sample_db, "--out", name, cwd=tmp_path)
+        assert (result.status, result.stdout, result.stderr) == (
+            0,
+            f"exported 3000 items to {name}\n",
+            "",
+        )
+        assert (tmp_path / name).read_bytes() == SAMPLE.read_bytes()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]
