@@ -17,6 +17,7 @@ import contextlib
 import errno
 import os
 import queue
+import signal
 import stat
 import sys
 import tempfile
@@ -219,7 +220,8 @@ class _Output:
     """Where an export goes: stdout, or the ``--out`` file (``owned``).
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
-    that replaces it (``replaces``) once complete, so a failed export leaves it as it was; a
+    that replaces it (``replaces``) once complete and synced, so a failed export leaves it as
+    it was (SIGKILL leaves the temporary file too); a
     symbolic link is kept and the file it points to replaced that way; a named pipe or a
     device is written through and never removed.
     """
@@ -238,6 +240,9 @@ class _Output:
 
     def finish(self) -> None:
         """Close the complete file and put it in the place of the one it replaces."""
+        if self.partial is not None:  # on the disk before it replaces the old file
+            self.stream.flush()
+            os.fsync(self.stream.fileno())
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -365,7 +370,24 @@ def _export(args: argparse.Namespace) -> int:
             print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
         return OK
 
-    return run_on_store(args, work)
+    # SIGTERM stops the export the way Ctrl-C does, so its temporary file is removed, and
+    # then ends the process as the signal would have.
+    terminated: list[int] = []
+
+    def terminate(signum: int, _frame: object) -> None:
+        terminated.append(signum)
+        signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        return run_on_store(args, work)
+    except KeyboardInterrupt:
+        if terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:

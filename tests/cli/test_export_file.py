@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from lionmem.cli import _transfer
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
@@ -138,3 +142,70 @@ def test_export_out_takes_a_name_of_the_longest_length_allowed(
         )
         assert (tmp_path / name).read_bytes() == SAMPLE.read_bytes()
     assert sorted(path.name for path in tmp_path.iterdir()) == [name]
+
+
+def _many_items(folder: Path, count: int) -> Path:
+    """A SQLite file holding ``count`` small items, made by ``import``."""
+    lines = "".join(f'{{"content": "item {index}"}}\n' for index in range(count))
+    (folder / "many.jsonl").write_text(lines, encoding="utf-8")
+    done = lionmem("import", "many.jsonl", "--db", "many.db", cwd=folder)
+    assert done.status == 0, done
+    (folder / "many.jsonl").unlink()
+    return folder / "many.db"
+
+
+@pytest.mark.slow
+def test_sigterm_mid_export_removes_the_temporary_file_and_ends_as_terminated(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM while ``export --out`` writes: the temporary file is removed, an earlier file of
+    that name is left as it was, and the process ends as the signal ends it."""
+    db = _many_items(tmp_path, 100_000)
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    process = subprocess.Popen(
+        [str(LIONMEM), "export", "--db", str(db), "--out", "e.jsonl"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not glob.glob(str(tmp_path / ".lm*")):
+        assert process.poll() is None, "the export ended before its file was seen"
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    # Held still, so the signal comes while the temporary file is being written.
+    process.send_signal(signal.SIGSTOP)
+    process.send_signal(signal.SIGTERM)
+    process.send_signal(signal.SIGCONT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout, stderr) == (-signal.SIGTERM, b"", b"")
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["e.jsonl", "many.db"]
+
+
+def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``finish`` syncs the temporary file, then renames it over the file it replaces."""
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    events: list[str] = []
+    fsync, replace = os.fsync, os.replace
+
+    def recorded_fsync(descriptor: int) -> None:
+        events.append("fsync " + os.path.basename(os.readlink(f"/proc/self/fd/{descriptor}")))
+        fsync(descriptor)
+
+    def recorded_replace(source: str | Path, target: str | Path) -> None:
+        events.append(f"replace {os.path.basename(source)} {os.path.basename(target)}")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", recorded_fsync)
+    monkeypatch.setattr(os, "replace", recorded_replace)
+    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
+    assert output.partial is not None
+    temporary = output.partial.name
+    output.stream.write(b"new\n")
+    output.finish()
+    assert events == [f"fsync {temporary}", f"replace {temporary} e.jsonl"]
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
