@@ -374,9 +374,13 @@ def _export(args: argparse.Namespace) -> int:
     # then ends the process as the signal would have.
     terminated: list[int] = []
 
-    def terminate(signum: int, _frame: object) -> None:
+    def terminate(signum: int, frame: Any) -> None:
         terminated.append(signum)
-        signal.raise_signal(signal.SIGINT)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if callable(interrupt):  # asyncio's handler: it cancels the export
+            interrupt(signal.SIGINT, frame)
+        else:  # Ctrl-C ignored (a background job): stop as an unhandled one would
+            raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:

@@ -155,19 +155,20 @@ def _many_items(folder: Path, count: int) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sigint_ignored", [False, True])
 def test_sigterm_mid_export_removes_the_temporary_file_and_ends_as_terminated(
-    tmp_path: Path,
+    tmp_path: Path, sigint_ignored: bool
 ) -> None:
     """SIGTERM while ``export --out`` writes: the temporary file is removed, an earlier file of
-    that name is left as it was, and the process ends as the signal ends it."""
+    that name is left as it was, and the process ends as the signal ends it; also where
+    SIGINT is ignored, as in a background job."""
     db = _many_items(tmp_path, 100_000)
     (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    command = [str(LIONMEM), "export", "--db", str(db), "--out", "e.jsonl"]
+    if sigint_ignored:  # the shell ignores SIGINT, and the command inherits that through exec
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
     process = subprocess.Popen(
-        [str(LIONMEM), "export", "--db", str(db), "--out", "e.jsonl"],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        command, cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 60
     while not glob.glob(str(tmp_path / ".lm*")):
