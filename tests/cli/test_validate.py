@@ -181,23 +181,6 @@ def test_a_document_of_another_suffix_is_json_or_json_lines(tmp_path: Path) -> N
     ]
 
 
-def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -> None:
-    """A document nested deeper than the checker can follow is reported on its line as such;
-    the documents around it are still checked."""
-    deep = '{"content": "x", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
-    nearly = '{"content": "x", "metadata": {"a": ' + '{"b": ' * 990 + "1" + "}" * 990 + "}}"
-    lines = ['{"content": "fine"}', deep, nearly, '{"content": "fine", "tags": [1]}']
-    (tmp_path / "deep.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = lionmem("validate", "deep.jsonl", cwd=tmp_path)
-    assert (result.status, result.stderr) == (1, "")
-    assert result.stdout.splitlines() == [
-        "deep.jsonl:2: nested too deeply to check",
-        "deep.jsonl:3: nested too deeply to check",
-        "deep.jsonl:4: $.tags[0]: 1 is not of type 'string'",
-        "deep.jsonl: 4 documents, 3 invalid (memory_item)",
-    ]
-
-
 def test_a_deep_document_in_a_file_of_another_suffix_is_a_problem_not_a_crash(
     tmp_path: Path,
 ) -> None:
@@ -222,3 +205,20 @@ def test_a_deep_document_in_a_file_of_another_suffix_is_a_problem_not_a_crash(
             "two.txt: 2 documents, 2 invalid (memory_item)",
         ],
     )
+
+
+def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -> None:
+    """A document nested deeper than the checker can follow is reported on its line as such;
+    the documents around it are still checked."""
+    deep = '{"content": "x", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    nearly = '{"content": "x", "metadata": {"a": ' + '{"b": ' * 990 + "1" + "}" * 990 + "}}"
+    lines = ['{"content": "fine"}', deep, nearly, '{"content": "fine", "tags": [1]}']
+    (tmp_path / "deep.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("validate", "deep.jsonl", cwd=tmp_path)
+    assert (result.status, result.stderr) == (1, "")
+    assert result.stdout.splitlines() == [
+        "deep.jsonl:2: nested too deeply to check",
+        "deep.jsonl:3: nested too deeply to check",
+        "deep.jsonl:4: $.tags[0]: 1 is not of type 'string'",
+        "deep.jsonl: 4 documents, 3 invalid (memory_item)",
+    ]
