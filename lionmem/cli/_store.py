@@ -20,6 +20,7 @@ import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lionmem.errors import MemoryAdapterError
 
@@ -40,6 +41,7 @@ __all__ = [
 DEFAULT_DB = "memory.db"
 ENV_DB = "LIONMEM_DB"
 _POSTGRES = ("postgresql://", "postgres://")
+_SHORTEST_HIDDEN_ANYWHERE = 4  # characters of a password hidden wherever a message repeats it
 
 
 class StoreSelectionError(ValueError):
@@ -86,12 +88,44 @@ def is_postgres(target: str) -> bool:
 
 def describe_target(target: str) -> str:
     """Return ``target`` fit for a message: a PostgreSQL address without its password, whether
-    it comes before the host (up to the last ``@``, which an unencoded password may contain) or
-    as a ``password=`` parameter."""
+    it comes before the host (everything from the first ``:`` after the scheme to the last
+    ``@`` before the query, which an unencoded password may contain) or as a ``password``
+    parameter (however its name is cased or percent-encoded)."""
     if not is_postgres(target):
         return target
-    shown = re.sub(r"://([^:/@]*):[^/]*@", r"://\1:***@", target)
-    return re.sub(r"([?&]password=)[^&#]*", r"\1***", shown, flags=re.IGNORECASE)
+    address, mark, query = target.partition("?")
+    start, end = _password_span(address)
+    if start < end:
+        address = f"{address[:start]}***{address[end:]}"
+    pairs = []
+    for pair in query.split("&"):
+        key, equals, value = pair.partition("=")
+        if equals and unquote(key).lower() == "password":
+            hash_, fragment = value.partition("#")[1:]
+            pairs.append(f"{key}=***{hash_}{fragment}")
+        else:
+            pairs.append(pair)
+    return address + mark + "&".join(pairs)
+
+
+def _password_span(address: str) -> tuple[int, int]:
+    """Where the password of a PostgreSQL address (its part before ``?``) starts and ends."""
+    begin = address.find("://") + 3
+    at = address.rfind("@")
+    colon = address.find(":", begin, max(at, begin))
+    return (colon + 1, at) if colon >= 0 else (0, 0)
+
+
+def _passwords(target: str) -> list[str]:
+    """The passwords a PostgreSQL address holds, as written and decoded, longest first."""
+    address, _, query = target.partition("?")
+    start, end = _password_span(address)
+    found = [address[start:end]]
+    for pair in query.split("&"):
+        key, equals, value = pair.partition("=")
+        if equals and unquote(key).lower() == "password":
+            found.append(value.partition("#")[0])
+    return sorted({*found, *map(unquote, found)} - {""}, key=len, reverse=True)
 
 
 def select_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
@@ -128,7 +162,16 @@ async def open_store(target: str, *, namespace: str | None = None, create: bool 
 
 def _one_line(exc: BaseException, target: str) -> str:
     shown = describe_target(target)
-    text = " ".join(str(exc).replace(target, shown).split()) or type(exc).__name__
+    text = str(exc).replace(target, shown)
+    if is_postgres(target):
+        # The driver may repeat the password, or quote a piece of one it split at a '/' or
+        # '@'. A password too short to be told from ordinary words is hidden only when quoted.
+        for password in _passwords(target):
+            for piece in {password, *re.split(r"[/?#@:]", password)} - {""}:
+                text = text.replace(repr(piece), "'***'")
+            if len(password) >= _SHORTEST_HIDDEN_ANYWHERE:
+                text = text.replace(password, "***")
+    text = " ".join(text.split()) or type(exc).__name__
     if shown in text or repr(shown) in text:
         return text
     return f"cannot open {shown}: {text}"

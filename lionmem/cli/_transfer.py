@@ -15,8 +15,10 @@ import argparse
 import asyncio
 import codecs
 import contextlib
+import errno
 import os
 import queue
+import signal
 import stat
 import sys
 import tempfile
@@ -44,7 +46,7 @@ __all__ = ["register"]
 
 _EXPORT_PAGE = 1000
 _PROGRESS_EVERY = 256  # lines read between two updates of the progress bar
-_CHUNK_BYTES = 1 << 16  # lines a pipe's reading thread hands over at a time, about
+_CHUNK_BYTES = 1 << 16  # the most a pipe's reading thread hands over at a time
 _STOP_POLL = 0.1  # seconds between two looks at the stop flag while a pipe is silent
 
 
@@ -66,6 +68,9 @@ class _Reader:
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
     stopped: bool = False
+    # The import's task: a store that reads on the event loop's thread (PostgreSQL) keeps the
+    # cancellation from reaching the import, so a silent pipe's wait looks at the task too.
+    task: asyncio.Task[Any] | None = None
 
     def __iter__(self) -> Iterator[MemoryItem]:
         validate = MemoryItem.model_validate_json
@@ -108,32 +113,48 @@ class _Reader:
 
     def _read_aside(self) -> Iterator[bytes]:
         # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
-        source = os.fdopen(os.dup(self.stream.fileno()), "rb")
-        chunks: queue.Queue[list[bytes] | BaseException | None] = queue.Queue(maxsize=8)
+        # os.read hands on whatever has arrived, so a line is validated as soon as it is
+        # complete, and its first empty answer is the end (one Ctrl-D on a terminal).
+        source = os.dup(self.stream.fileno())
+        chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=8)
 
         def read() -> None:
             try:
-                with source:
-                    while chunk := source.readlines(_CHUNK_BYTES):
-                        chunks.put(chunk)
+                while chunk := os.read(source, _CHUNK_BYTES):
+                    chunks.put(chunk)
             except BaseException as error:  # given to the import, which raises it
                 chunks.put(error)
             else:
                 chunks.put(None)
+            finally:
+                os.close(source)
 
         threading.Thread(target=read, name="lionmem-import-input", daemon=True).start()
+        carry: list[bytes] = []  # the start of a line whose end has not arrived yet
         while True:
             try:
                 chunk = chunks.get(timeout=_STOP_POLL)
             except queue.Empty:
-                if self.stopped:
+                if self.stopped or (self.task is not None and self.task.cancelling()):
                     raise _Stopped from None
                 continue
             if chunk is None:
+                if carry:
+                    yield b"".join(carry)
                 return
             if isinstance(chunk, BaseException):
                 raise chunk
-            yield from chunk
+            end = chunk.find(b"\n")
+            if end < 0:
+                carry.append(chunk)
+                continue
+            carry.append(chunk[: end + 1])
+            yield b"".join(carry)
+            start = end + 1
+            while (end := chunk.find(b"\n", start)) >= 0:
+                yield chunk[start : end + 1]
+                start = end + 1
+            carry = [chunk[start:]] if start < len(chunk) else []
 
     def _bad(self, problem: str) -> None:
         reason = visible(problem)  # a field name from the line may hold control characters
@@ -164,7 +185,7 @@ def _import(args: argparse.Namespace) -> int:
         count = getattr(store, "count", None)
         before = await count() if callable(count) else None
         with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
-            reader = _Reader(stream, args.skip_invalid, progress)
+            reader = _Reader(stream, args.skip_invalid, progress, task=asyncio.current_task())
             try:
                 stored = await _store_all(store, reader)
             except _BadLine as bad:
@@ -218,13 +239,16 @@ class _Output:
     """Where an export goes: stdout, or the ``--out`` file (``owned``).
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
-    that replaces it once complete, so a failed or killed export leaves it as it was; a
-    symbolic link, a named pipe or a device is written through and never removed.
+    that replaces it (``replaces``) once complete and synced, so a failed export leaves it as
+    it was (SIGKILL leaves the temporary file too); a
+    symbolic link is kept and the file it points to replaced that way; a named pipe or a
+    device is written through and never removed.
     """
 
     stream: IO[bytes]
     owned: bool = False
     partial: Path | None = None
+    replaces: str = ""
 
     def discard(self) -> None:
         """Close the file after a failure and remove what was written of a temporary one."""
@@ -233,11 +257,14 @@ class _Output:
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
 
-    def finish(self, name: str) -> None:
-        """Close the complete file and put it in the place of ``name``."""
+    def finish(self) -> None:
+        """Close the complete file and put it in the place of the one it replaces."""
+        if self.partial is not None:  # on the disk before it replaces the old file
+            self.stream.flush()
+            os.fsync(self.stream.fileno())
         self.stream.close()
         if self.partial is not None:
-            os.replace(self.partial, name)
+            os.replace(self.partial, self.replaces)
 
 
 def _open_output(name: str | None) -> _Output:
@@ -252,29 +279,55 @@ def _open_output(name: str | None) -> _Output:
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)
     try:
+        real = os.path.realpath(path)  # a symbolic link stays: the file it points to is replaced
         try:
-            found: os.stat_result | None = path.lstat()
+            found: os.stat_result | None = os.stat(real)
         except FileNotFoundError:
             found = None
         if found is not None and not stat.S_ISREG(found.st_mode):
-            return _Output(path.open("wb"), owned=True)  # a link, a pipe, a device
+            return _Output(path.open("wb"), owned=True)  # a pipe, a device
         if found is not None:
+            if not os.access(real, os.W_OK):  # replacing it would go round its permissions
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
             mode = stat.S_IMODE(found.st_mode)
         else:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-        descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        created = _temporary_beside(real, found)
+        if created is None:  # a file that cannot be replaced: written in place
+            return _Output(path.open("wb"), owned=True)
+        descriptor, partial = created
         try:
             os.fchmod(descriptor, mode)
         except BaseException:
             os.close(descriptor)
             os.unlink(partial)
             raise
-        return _Output(os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial))
+        return _Output(
+            os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial), replaces=real
+        )
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
+
+
+def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str] | None:
+    """Create the temporary file that will replace ``real``; return None when an existing file
+    cannot be replaced: its directory refuses new files, or is sticky (``/tmp``) and neither
+    it nor the file belongs to this user."""
+    folder = os.path.dirname(real)
+    if found is not None:
+        directory = os.stat(folder)
+        sticky = directory.st_mode & stat.S_ISVTX
+        if sticky and os.geteuid() not in (found.st_uid, directory.st_uid):
+            return None
+    try:
+        return tempfile.mkstemp(dir=folder, prefix=".lm")  # short: any valid name fits beside it
+    except PermissionError:
+        if found is None:
+            raise
+        return None
 
 
 def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
@@ -284,11 +337,13 @@ def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
     if out in (None, "-") or is_postgres(target) or target == ":memory:":
         return
     written = Path(out).resolve()
+    # SQLite keeps its journal beside the file a linked --db resolves to, not beside the link.
+    resolved = os.path.realpath(target)
     for suffix in ("", "-wal", "-shm", "-journal"):
-        database = Path(target + suffix)
-        if written == database.resolve() or _same_file(written, database):
-            msg = f"--out {out} is the database file itself; write the export to another file"
-            raise CommandError(msg)
+        for database in (Path(target + suffix), Path(resolved + suffix)):
+            if written == database.resolve() or _same_file(written, database):
+                msg = f"--out {out} is the database file itself; write the export to another file"
+                raise CommandError(msg)
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -322,7 +377,7 @@ def _export(args: argparse.Namespace) -> int:
                 written += _write_page(out, page, progress)
             out.flush()
             if output.owned:
-                output.finish(args.out)
+                output.finish()
         except BaseException as error:
             if output.owned:
                 output.discard()
@@ -334,7 +389,28 @@ def _export(args: argparse.Namespace) -> int:
             print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
         return OK
 
-    return run_on_store(args, work)
+    # SIGTERM stops the export the way Ctrl-C does, so its temporary file is removed, and
+    # then ends the process as the signal would have.
+    terminated: list[int] = []
+
+    def terminate(signum: int, frame: Any) -> None:
+        terminated.append(signum)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if callable(interrupt):  # asyncio's handler: it cancels the export
+            interrupt(signal.SIGINT, frame)
+        else:  # Ctrl-C ignored (a background job): stop as an unhandled one would
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        return run_on_store(args, work)
+    except KeyboardInterrupt:
+        if terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:

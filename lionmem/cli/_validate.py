@@ -119,7 +119,7 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             return
         try:
             json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep: each line is reported on its own
             as_lines = True
         else:
             yield 1, data

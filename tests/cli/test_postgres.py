@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, clean_env, lionmem
+from tests.cli.test_transfer import _unread_bytes
 from tests.postgres_support import Cluster
 
 # The sessions of the database that have written in a transaction not yet committed.
@@ -145,3 +146,39 @@ def test_ctrl_c_mid_import_into_postgres_rolls_back_and_exits_130(
     stdout, stderr = process.communicate(timeout=30)
     assert (process.returncode, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
     assert postgres_server.psql("SELECT count(*) FROM lionmem_items", database) == "1"
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_standard_input_waits_stops_an_import_into_postgres_at_once(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """One SIGINT while ``import -`` into PostgreSQL waits for its next line: exit 130 with the
+    pipe still open, and none of the lines read is stored."""
+    assert lionmem("add", "before", "--db", postgres_dsn, cwd=tmp_path).status == 0
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", postgres_dsn],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(b'{"content": "read before the interrupt"}\n' * 3)
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _unread_bytes(process.stdin.fileno()):
+        assert process.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(1)  # the three lines are validated: the import waits for the fourth
+    process.send_signal(signal.SIGINT)
+    try:
+        status = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate(timeout=60)
+    assert (status, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
+    exported = lionmem("export", "--db", postgres_dsn, cwd=tmp_path)
+    assert [json.loads(line)["content"] for line in exported.stdout.splitlines()] == ["before"]

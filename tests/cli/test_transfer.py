@@ -461,8 +461,8 @@ def test_a_failed_export_leaves_the_file_it_would_replace_as_it_was(
 def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
     tmp_path: Path, sample_copy: Path
 ) -> None:
-    """``--out`` naming a symbolic link or a named pipe is written through; a failure removes
-    neither of them (the link's target is another file the user did not name)."""
+    """``--out`` naming a symbolic link replaces the file it points to only once complete, so
+    a failure leaves that file as it was; a named pipe is written through; neither is removed."""
     _damage_row(sample_copy, 2500)
     (tmp_path / "target.txt").write_text("kept\n", encoding="utf-8")
     (tmp_path / "link.jsonl").symlink_to("target.txt")
@@ -473,7 +473,7 @@ def test_a_failed_export_through_a_link_or_a_pipe_deletes_neither(
     piped, _ = reader.communicate(timeout=60)
     assert (to_link.status, to_pipe.status) == (2, 2)
     assert (tmp_path / "link.jsonl").is_symlink()
-    assert (tmp_path / "target.txt").exists()
+    assert (tmp_path / "target.txt").read_text("utf-8") == "kept\n"
     assert (tmp_path / "pipe.jsonl").is_fifo()
     assert piped == b"2000 pipe.jsonl\n"  # the pages before the damaged row
 

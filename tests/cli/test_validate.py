@@ -181,6 +181,32 @@ def test_a_document_of_another_suffix_is_json_or_json_lines(tmp_path: Path) -> N
     ]
 
 
+def test_a_deep_document_in_a_file_of_another_suffix_is_a_problem_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A file that is neither ``.json`` nor ``.jsonl``, starting with a document too deep to
+    parse: read as JSON Lines, that line is a problem of its own and the next is checked."""
+    deep = '{"content": "x", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    (tmp_path / "one.txt").write_text(deep + "\n", encoding="utf-8")
+    (tmp_path / "two.txt").write_text(deep + '\n{"content": "x", "tags": [1]}\n', encoding="utf-8")
+    one = lionmem("validate", "one.txt", cwd=tmp_path)
+    two = lionmem("validate", "two.txt", cwd=tmp_path)
+    assert (one.status, one.stderr, one.stdout.splitlines()) == (
+        1,
+        "",
+        ["one.txt:1: nested too deeply to check", "one.txt: 1 document, 1 invalid (memory_item)"],
+    )
+    assert (two.status, two.stderr, two.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "two.txt:1: nested too deeply to check",
+            "two.txt:2: $.tags[0]: 1 is not of type 'string'",
+            "two.txt: 2 documents, 2 invalid (memory_item)",
+        ],
+    )
+
+
 def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -> None:
     """A document nested deeper than the checker can follow is reported on its line as such;
     the documents around it are still checked."""

@@ -1,0 +1,212 @@
+"""``export --out FILE``: which files it refuses, replaces whole, or writes in place or through."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lionmem.cli import _transfer
+from tests.cli.conftest import SAMPLE
+from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
+
+
+@pytest.mark.parametrize("out", ["copy.db-wal", "copy.db-shm", "copy.db-journal", "link.db-wal"])
+def test_export_refuses_the_journal_of_a_database_named_by_a_link(
+    sample_copy: Path, out: str
+) -> None:
+    """``--db`` a symbolic link: SQLite's journal files sit beside the file it points to, and
+    ``--out`` naming one of them (or the link's own name for it) is refused."""
+    (sample_copy.parent / "link.db").symlink_to("copy.db")
+    result = lionmem("export", "--db", "link.db", "--out", out, cwd=sample_copy.parent)
+    assert one_line_error(result, "") == (
+        f"lionmem export: --out {out} is the database file itself; write the export to another file"
+    )
+    assert sorted(path.name for path in sample_copy.parent.iterdir()) == ["copy.db", "link.db"]
+
+
+def test_export_through_a_link_replaces_the_file_it_points_to_and_keeps_the_link(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A complete export through a symbolic link: the link stays, the file it points to (in
+    another directory, with its own mode) holds the export, and no temporary file is left."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.jsonl"
+    target.write_text("an earlier export\n", encoding="utf-8")
+    target.chmod(0o640)
+    (tmp_path / "link.jsonl").symlink_to(target)
+    result = lionmem("export", "--db", sample_db, "--out", "link.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to link.jsonl\n",
+        "",
+    )
+    assert (tmp_path / "link.jsonl").readlink() == target
+    assert target.read_bytes() == SAMPLE.read_bytes()
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["link.jsonl", "real"]
+    assert sorted(path.name for path in target.parent.iterdir()) == ["target.jsonl"]
+
+
+def _without_privileges(*args: str | Path, cwd: Path) -> Result:
+    """Run the console script as a user that file permissions apply to: root without the
+    capabilities that override them (``setpriv``), anyone else as is."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip(
+                "running as root, and setpriv is missing to drop the overriding capabilities"
+            )
+        overrides = "-dac_override,-dac_read_search,-fowner"
+        prefix = ["setpriv", f"--bounding-set={overrides}", f"--inh-caps={overrides}", "--"]
+    completed = subprocess.run(
+        [*prefix, str(LIONMEM), *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env=clean_env(),
+        timeout=120,
+        check=False,
+    )
+    return Result(
+        completed.returncode, completed.stdout.decode("utf-8"), completed.stderr.decode("utf-8")
+    )
+
+
+def test_export_refuses_to_replace_a_read_only_file(tmp_path: Path, sample_db: Path) -> None:
+    """An existing ``--out`` file its user may not write is refused, and kept as it was."""
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("read only\n", encoding="utf-8")
+    kept.chmod(0o444)
+    result = _without_privileges("export", "--db", sample_db, "--out", "kept.jsonl", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out kept.jsonl: cannot write it (Permission denied)"
+    )
+    assert kept.read_text("utf-8") == "read only\n"
+    assert kept.stat().st_mode & 0o777 == 0o444
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.jsonl"]
+
+
+def test_export_writes_in_place_a_file_it_cannot_replace(tmp_path: Path, sample_db: Path) -> None:
+    """A writable ``--out`` file in a read-only directory, or another user's file in a sticky
+    directory, cannot be renamed over: it is written in place, and keeps its owner and mode."""
+    fixed, sticky = tmp_path / "fixed", tmp_path / "sticky"
+    fixed.mkdir()
+    sticky.mkdir()
+    for folder, owner in ((fixed, os.geteuid()), (sticky, 65534)):
+        (folder / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+        (folder / "e.jsonl").chmod(0o666)
+        if owner != os.geteuid():
+            if os.geteuid() != 0:
+                continue  # another user's file needs root to make
+            os.chown(folder / "e.jsonl", owner, -1)
+            os.chown(folder, owner, -1)  # like /tmp: the directory is not the user's either
+    fixed.chmod(0o555)
+    sticky.chmod(0o1777)
+    try:
+        results = [
+            _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=folder)
+            for folder in (fixed, sticky)
+        ]
+    finally:
+        fixed.chmod(0o755)
+    for folder, result in zip((fixed, sticky), results, strict=True):
+        assert (result.status, result.stdout, result.stderr) == (
+            0,
+            "exported 3000 items to e.jsonl\n",
+            "",
+        )
+        assert (folder / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
+        assert sorted(path.name for path in folder.iterdir()) == ["e.jsonl"]
+    if os.geteuid() == 0:
+        assert (sticky / "e.jsonl").stat().st_uid == 65534
+
+
+def test_export_out_takes_a_name_of_the_longest_length_allowed(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A 255-character ``--out`` name, new or existing, is written (the temporary file beside
+    it has a short name of its own)."""
+    name = "e" * 249 + ".jsonl"
+    for _ in range(2):
+        result = lionmem("export", "--db", sample_db, "--out", name, cwd=tmp_path)
+        assert (result.status, result.stdout, result.stderr) == (
+            0,
+            f"exported 3000 items to {name}\n",
+            "",
+        )
+        assert (tmp_path / name).read_bytes() == SAMPLE.read_bytes()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]
+
+
+def _many_items(folder: Path, count: int) -> Path:
+    """A SQLite file holding ``count`` small items, made by ``import``."""
+    lines = "".join(f'{{"content": "item {index}"}}\n' for index in range(count))
+    (folder / "many.jsonl").write_text(lines, encoding="utf-8")
+    done = lionmem("import", "many.jsonl", "--db", "many.db", cwd=folder)
+    assert done.status == 0, done
+    (folder / "many.jsonl").unlink()
+    return folder / "many.db"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigint_ignored", [False, True])
+def test_sigterm_mid_export_removes_the_temporary_file_and_ends_as_terminated(
+    tmp_path: Path, sigint_ignored: bool
+) -> None:
+    """SIGTERM while ``export --out`` writes: the temporary file is removed, an earlier file of
+    that name is left as it was, and the process ends as the signal ends it; also where
+    SIGINT is ignored, as in a background job."""
+    db = _many_items(tmp_path, 100_000)
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    command = [str(LIONMEM), "export", "--db", str(db), "--out", "e.jsonl"]
+    if sigint_ignored:  # the shell ignores SIGINT, and the command inherits that through exec
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not glob.glob(str(tmp_path / ".lm*")):
+        assert process.poll() is None, "the export ended before its file was seen"
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    # Held still, so the signal comes while the temporary file is being written.
+    process.send_signal(signal.SIGSTOP)
+    process.send_signal(signal.SIGTERM)
+    process.send_signal(signal.SIGCONT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout, stderr) == (-signal.SIGTERM, b"", b"")
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["e.jsonl", "many.db"]
+
+
+def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``finish`` syncs the temporary file, then renames it over the file it replaces."""
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    events: list[str] = []
+    fsync, replace = os.fsync, os.replace
+
+    def recorded_fsync(descriptor: int) -> None:
+        events.append("fsync " + os.path.basename(os.readlink(f"/proc/self/fd/{descriptor}")))
+        fsync(descriptor)
+
+    def recorded_replace(source: str | Path, target: str | Path) -> None:
+        events.append(f"replace {os.path.basename(source)} {os.path.basename(target)}")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", recorded_fsync)
+    monkeypatch.setattr(os, "replace", recorded_replace)
+    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
+    assert output.partial is not None
+    temporary = output.partial.name
+    output.stream.write(b"new\n")
+    output.finish()
+    assert events == [f"fsync {temporary}", f"replace {temporary} e.jsonl"]
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"

@@ -1,0 +1,120 @@
+"""``import -``: standard input from a pipe or a terminal, read line by line as it arrives."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.support import LIONMEM, clean_env, lionmem
+
+
+def _export(db: Path) -> str:
+    result = lionmem("export", "--db", db, cwd=db.parent)
+    assert (result.status, result.stderr) == (0, ""), result
+    return result.stdout
+
+
+def _read_until_exit(process: subprocess.Popen[bytes], master: int, seconds: float) -> bytes:
+    """What ``process`` writes on the pty ``master`` until it exits (or ``seconds`` pass)."""
+    output = b""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            with contextlib.suppress(OSError):
+                output += os.read(master, 65536)
+    return output
+
+
+@pytest.mark.slow
+def test_one_ctrl_d_ends_import_from_a_terminal(tmp_path: Path) -> None:
+    """``import -`` on a terminal: the lines typed so far and one Ctrl-D finish the import."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", "t.db"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        close_fds=True,
+    )
+    os.close(slave)
+    try:
+        os.write(master, b'{"content": "a"}\n{"content": "b"}\n')
+        _read_until_exit(process, master, 1)
+        os.write(master, b"\x04")
+        output = _read_until_exit(process, master, 30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=60)
+        os.close(master)
+    assert (process.returncode, output.replace(b"\r\n", b"\n")) == (
+        0,
+        b"imported 2 items from standard input\n",
+    )
+
+
+@pytest.mark.slow
+def test_a_bad_line_from_a_pipe_is_reported_as_soon_as_it_arrives(tmp_path: Path) -> None:
+    """A bad line written into a pipe that stays open aborts the import at once."""
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", "p.db"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(b'{"content": "x"}\nbad\n')
+    process.stdin.flush()
+    try:
+        status = process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate(timeout=60)
+    assert (status, stdout, stderr) == (
+        1,
+        b"",
+        b"lionmem import: line 2: Invalid JSON: expected value at line 1 column 1; "
+        b"nothing was imported\n",
+    )
+
+
+def test_import_from_a_pipe_joins_lines_split_across_writes(tmp_path: Path) -> None:
+    """Lines that arrive in pieces, the last without a line break, are read whole."""
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", "p.db"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    for piece in (b'{"content": "a', b'"}\n{"con', b'tent": "b"}\n\n{"content": "c"}'):
+        process.stdin.write(piece)
+        process.stdin.flush()
+        time.sleep(0.3)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout, stderr) == (
+        0,
+        b"imported 3 items from standard input\n",
+        b"",
+    )
+    assert [json.loads(line)["content"] for line in _export(tmp_path / "p.db").splitlines()] == [
+        "a",
+        "b",
+        "c",
+    ]

@@ -1,0 +1,66 @@
+"""No message shows the password of a PostgreSQL address, however the address writes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lionmem import MemoryAdapterUnavailable
+from lionmem.cli._store import StoreSelectionError, describe_target, open_store
+from tests.cli.support import lionmem, one_line_error
+from tests.cli.test_store_selection import FakePostgresStore, fake_postgres
+
+__all__ = ["fake_postgres"]  # the fixture, used here by name
+
+
+@pytest.mark.parametrize(
+    ("target", "shown"),
+    [
+        ("postgresql://me:pa/ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
+        ("postgresql://me:a:b/c@d@h:5432/db?x=@", "postgresql://me:***@h:5432/db?x=@"),
+        ("postgresql://u@h/d?pass%77ord=hunter2", "postgresql://u@h/d?pass%77ord=***"),
+        ("postgresql://u@h/d?Pass%57ORD=x&a=b", "postgresql://u@h/d?Pass%57ORD=***&a=b"),
+        ("postgresql://u@h/d?password=hunter2#top", "postgresql://u@h/d?password=***#top"),
+        ("postgresql://u@h:5432/d?passwords=kept", "postgresql://u@h:5432/d?passwords=kept"),
+    ],
+)
+def test_the_password_is_hidden_wherever_the_address_has_it(target: str, shown: str) -> None:
+    """Everything between the first ``:`` after the scheme and the last ``@`` before the query
+    is hidden, and any parameter whose decoded name is ``password``, in whatever case."""
+    assert describe_target(target) == shown
+
+
+async def test_the_password_is_hidden_in_the_drivers_message(
+    fake_postgres: type[FakePostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A driver's message that repeats the password, or quotes a piece of it, shows neither."""
+    target = "postgresql://me:pa/ss@db.example:5432/app?password=hunter2"
+
+    async def refuse(self: FakePostgresStore) -> None:
+        msg = "invalid literal for int() with base 10: 'pa'; for hunter2 and 'ss' (pa/ss)"
+        raise MemoryAdapterUnavailable(msg)
+
+    monkeypatch.setattr(fake_postgres, "open", refuse)
+    with pytest.raises(StoreSelectionError) as caught:
+        await open_store(target)
+    assert str(caught.value) == (
+        "cannot open postgresql://me:***@db.example:5432/app?password=***: "
+        "invalid literal for int() with base 10: '***'; for *** and '***' (***)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dsn", "shown"),
+    [
+        ("postgresql://me:pa/ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
+        ("postgresql://me@127.0.0.1:9/db?pass%77ord=hunter2", "postgresql://me@127.0.0.1:9/db?pass%77ord=***"),
+    ],
+)  # fmt: skip
+def test_the_command_shows_no_piece_of_the_password(tmp_path: Path, dsn: str, shown: str) -> None:
+    """``lionmem count`` on an address whose password the driver parses wrongly (an unencoded
+    ``/``) or that names its parameter in percent-encoding: one line, no piece of it."""
+    line = one_line_error(lionmem("count", "--db", dsn, cwd=tmp_path), "lionmem count: ")
+    assert line.startswith(f"lionmem count: cannot open {shown}: ")
+    for secret in ("'pa'", "pa/ss", "hunter2"):
+        assert secret not in line
