@@ -182,8 +182,6 @@ def _import(args: argparse.Namespace) -> int:
     stream, size = _open_input(args.file)
 
     async def work(store: Any) -> int:
-        count = getattr(store, "count", None)
-        before = await count() if callable(count) else None
         with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
             reader = _Reader(stream, args.skip_invalid, progress, task=asyncio.current_task())
             try:
@@ -201,22 +199,10 @@ def _import(args: argparse.Namespace) -> int:
         source = "standard input" if args.file == "-" else args.file
         skipped = len(reader.problems)
         note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
-        added = None if before is None or count is None else await count() - before
-        replacing = _replacing(stored, added)
-        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{replacing}{note}")
+        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
         return PROBLEM if skipped else OK
 
     return run_on_store(args, work, create=True)
-
-
-def _replacing(stored: int, added: int | None) -> str:
-    """What to say of the ``stored`` items that replaced one with the same id (stored before,
-    or from an earlier line) when the store grew by ``added``; nothing when none did, or when
-    the counts do not tell (no ``count()``, or another writer changed the store meanwhile)."""
-    if added is None or not 0 <= added < stored:
-        return ""
-    replaced = stored - added
-    return f": {added} new, {replaced} replacing {'an item' if replaced == 1 else 'items'} with the same id"
 
 
 async def _store_all(store: Any, reader: _Reader) -> int:

@@ -31,8 +31,7 @@ DSN = "postgresql://me:secret@db.example:5432/app"
 
 
 class FakePostgresStore:
-    """Records its arguments; ``open`` fails when the class says the server is down. It holds 7
-    items, and each batch adds its distinct ids (as if none was stored before)."""
+    """Records its arguments; ``open`` fails when the class says the server is down."""
 
     made: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012 - a test's shared record
     down = False
@@ -53,7 +52,7 @@ class FakePostgresStore:
         self.closed = True
 
     async def count(self) -> int:
-        return 7 + sum(len({item.id for item in batch}) for batch in self.batches)
+        return 7
 
     async def store_many(self, items: Any) -> list[Any]:
         batch = list(items)
@@ -257,23 +256,3 @@ def test_a_value_store_many_refuses_aborts_the_import(
         "lionmem import: MemoryItem.content: a value of type str cannot be stored exactly: "
         "it holds a NUL, which text cannot; nothing was imported"
     )
-
-
-class _NoCountStore(FakePostgresStore):
-    count = None  # type: ignore[assignment]  # a store without count()
-
-
-def test_import_into_a_store_without_count_gives_the_total_only(
-    fake_postgres: type[FakePostgresStore],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Without ``count()`` nothing tells new items from replaced ones: the line says the total."""
-    monkeypatch.setattr(
-        sys.modules["lionmem.stores.postgres"], "PostgresMemoryStore", _NoCountStore
-    )
-    line = '{"id": "12345678-1234-4678-9234-567812345678", "content": "x"}\n'
-    (tmp_path / "twice.jsonl").write_text(line * 2, encoding="utf-8")
-    assert main(["import", str(tmp_path / "twice.jsonl"), "--db", DSN]) == 0
-    assert capsys.readouterr().out == f"imported 2 items from {tmp_path / 'twice.jsonl'}\n"
