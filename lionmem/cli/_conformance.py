@@ -78,7 +78,7 @@ def _resolve(target: str) -> Any:
     except ImportError as error:
         msg = f"cannot import {module_name!r}: {error}"
         raise LookupError(msg) from error
-    except Exception as error:  # any error the module raises while it is imported
+    except (Exception, SystemExit) as error:  # anything the module raises while it is imported
         msg = f"cannot import {module_name!r}: importing it raised {_failure(error)}"
         raise LookupError(msg) from error
     for part in attribute.split("."):
@@ -104,7 +104,7 @@ async def load_harness(target: str) -> Any:
         harness = found()
         if inspect.isawaitable(harness):
             harness = await harness
-    except Exception as error:  # whatever the factory raises, there is no harness
+    except (Exception, SystemExit) as error:  # whatever the factory raises, there is no harness
         msg = f"{target}() raised {_failure(error)}"
         raise LookupError(msg) from error
     if not isinstance(harness, MemoryAdapterHarness):
@@ -122,13 +122,17 @@ async def _main(args: argparse.Namespace) -> int:
         harness = await load_harness(args.target)
     except LookupError as error:
         raise CommandError(error.args[0]) from None
-    report = await run(
-        harness,
-        seed=DEFAULT_SEED if args.seed is None else args.seed,
-        examples=REFERENCE_EXAMPLES if args.examples is None else args.examples,
-        cases=args.cases,
-        timeout=CASE_TIMEOUT if args.timeout is None else (args.timeout or None),
-    )
+    try:
+        report = await run(
+            harness,
+            seed=DEFAULT_SEED if args.seed is None else args.seed,
+            examples=REFERENCE_EXAMPLES if args.examples is None else args.examples,
+            cases=args.cases,
+            timeout=CASE_TIMEOUT if args.timeout is None else (args.timeout or None),
+        )
+    except SystemExit as stop:  # not a pass: the suite did not finish
+        msg = f"the harness raised SystemExit({stop.code!r}) while the suite ran; no report"
+        raise CommandError(msg) from None
     print(report.format_table())
     if args.json is not None:
         args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")

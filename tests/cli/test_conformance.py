@@ -38,6 +38,13 @@ FACTORIES = """
 
     async def broken_async():
         raise KeyError("region")
+
+    def exits():
+        raise SystemExit(0)
+
+    class ExitsInReset(FakeHarness):
+        async def reset(self):
+            raise SystemExit(0)
 """
 
 
@@ -186,6 +193,7 @@ def test_module_entry_point_runs_the_suite(tmp_path: Path) -> None:
     [
         ("broken", "broken() raised RuntimeError: no credentials for the service"),
         ("broken_async", "broken_async() raised KeyError: 'region'"),
+        ("exits", "exits() raised SystemExit: 0"),
     ],
 )
 def test_factory_that_raises_exits_two_naming_the_error(
@@ -212,6 +220,28 @@ def test_module_that_raises_at_import_exits_two_naming_the_error(
     assert captured.err == (
         "lionmem conformance: cannot import 'cli_broken_module': "
         "importing it raised ValueError: bad setting\n"
+    )
+
+
+def test_module_that_exits_at_import_exits_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sys.exit(0) in a harness module is no harness, never a pass."""
+    (tmp_path / "cli_exiting_module.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["conformance", "cli_exiting_module:make"]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem conformance: cannot import 'cli_exiting_module': "
+        "importing it raised SystemExit: 0\n"
+    )
+
+
+def test_a_harness_exiting_during_the_run_exits_two(
+    factories: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["conformance", f"{factories}:ExitsInReset", "--case", "protocols"]) == 2
+    assert capsys.readouterr().err == (
+        "lionmem conformance: the harness raised SystemExit(0) while the suite ran; no report\n"
     )
 
 
