@@ -64,7 +64,7 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
-def _failure(error: Exception) -> str:
+def _failure(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
