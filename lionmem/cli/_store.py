@@ -41,7 +41,7 @@ __all__ = [
 DEFAULT_DB = "memory.db"
 ENV_DB = "LIONMEM_DB"
 _POSTGRES = ("postgresql://", "postgres://")
-_SHORTEST_HIDDEN_ANYWHERE = 4  # characters of a password hidden wherever a message repeats it
+_SHORTEST_HIDDEN_ANYWHERE = 6  # characters of a password hidden where a message repeats it unquoted
 
 
 class StoreSelectionError(ValueError):
@@ -89,14 +89,12 @@ def is_postgres(target: str) -> bool:
 def describe_target(target: str) -> str:
     """Return ``target`` fit for a message: a PostgreSQL address without its password, whether
     it comes before the host (everything from the first ``:`` after the scheme to the last
-    ``@`` before the query, which an unencoded password may contain) or as a ``password``
-    parameter (however its name is cased or percent-encoded)."""
+    ``@``, which an unencoded password may contain; a query holding ``@`` is hidden too) or as a
+    ``password`` parameter (however its name is cased or percent-encoded)."""
     if not is_postgres(target):
         return target
-    address, mark, query = target.partition("?")
-    start, end = _password_span(address)
-    if start < end:
-        address = f"{address[:start]}***{address[end:]}"
+    start, end = _password_span(target)
+    address, mark, query = target[end:].partition("?")
     pairs = []
     for pair in query.split("&"):
         key, equals, value = pair.partition("=")
@@ -105,23 +103,24 @@ def describe_target(target: str) -> str:
             pairs.append(f"{key}=***{hash_}{fragment}")
         else:
             pairs.append(pair)
-    return address + mark + "&".join(pairs)
+    hidden = f"{target[:start]}***" if start < end else target[:end]
+    return hidden + address + mark + "&".join(pairs)
 
 
-def _password_span(address: str) -> tuple[int, int]:
-    """Where the password of a PostgreSQL address (its part before ``?``) starts and ends."""
-    begin = address.find("://") + 3
-    at = address.rfind("@")
-    colon = address.find(":", begin, max(at, begin))
+def _password_span(target: str) -> tuple[int, int]:
+    """Where the password before the host of a PostgreSQL address starts and ends ((0, 0) for
+    none): from the first ``:`` after the scheme to the last ``@``."""
+    begin = target.find("://") + 3
+    at = target.rfind("@")
+    colon = target.find(":", begin, max(at, begin))
     return (colon + 1, at) if colon >= 0 else (0, 0)
 
 
 def _passwords(target: str) -> list[str]:
     """The passwords a PostgreSQL address holds, as written and decoded, longest first."""
-    address, _, query = target.partition("?")
-    start, end = _password_span(address)
-    found = [address[start:end]]
-    for pair in query.split("&"):
+    start, end = _password_span(target)
+    found = [target[start:end]]
+    for pair in target[end:].partition("?")[2].split("&"):
         key, equals, value = pair.partition("=")
         if equals and unquote(key).lower() == "password":
             found.append(value.partition("#")[0])
@@ -164,13 +163,14 @@ def _one_line(exc: BaseException, target: str) -> str:
     shown = describe_target(target)
     text = str(exc).replace(target, shown)
     if is_postgres(target):
-        # The driver may repeat the password, or quote a piece of one it split at a '/' or
-        # '@'. A password too short to be told from ordinary words is hidden only when quoted.
+        # The driver may quote the password, or a piece of one it split at a '/' or '@'; a
+        # password repeated unquoted is hidden as a whole word, and only when it is too long
+        # to be an ordinary word of the message ("pass" in "password authentication failed").
         for password in _passwords(target):
             for piece in {password, *re.split(r"[/?#@:]", password)} - {""}:
                 text = text.replace(repr(piece), "'***'")
             if len(password) >= _SHORTEST_HIDDEN_ANYWHERE:
-                text = text.replace(password, "***")
+                text = re.sub(rf"(?<![\w%]){re.escape(password)}(?![\w%])", "***", text)
     text = " ".join(text.split()) or type(exc).__name__
     if shown in text or repr(shown) in text:
         return text

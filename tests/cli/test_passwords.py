@@ -18,7 +18,10 @@ __all__ = ["fake_postgres"]  # the fixture, used here by name
     ("target", "shown"),
     [
         ("postgresql://me:pa/ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
-        ("postgresql://me:a:b/c@d@h:5432/db?x=@", "postgresql://me:***@h:5432/db?x=@"),
+        ("postgresql://me:a:b/c@d@h:5432/db", "postgresql://me:***@h:5432/db"),
+        ("postgresql://me:pa?ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
+        ("postgresql://me:x?password=y@h/db", "postgresql://me:***@h/db"),
+        ("postgresql://me:s@h:5432/db?x=a@b", "postgresql://me:***@b"),  # hides too much, safely
         ("postgresql://u@h/d?pass%77ord=hunter2", "postgresql://u@h/d?pass%77ord=***"),
         ("postgresql://u@h/d?Pass%57ORD=x&a=b", "postgresql://u@h/d?Pass%57ORD=***&a=b"),
         ("postgresql://u@h/d?password=hunter2#top", "postgresql://u@h/d?password=***#top"),
@@ -26,19 +29,20 @@ __all__ = ["fake_postgres"]  # the fixture, used here by name
     ],
 )
 def test_the_password_is_hidden_wherever_the_address_has_it(target: str, shown: str) -> None:
-    """Everything between the first ``:`` after the scheme and the last ``@`` before the query
-    is hidden, and any parameter whose decoded name is ``password``, in whatever case."""
+    """Everything between the first ``:`` after the scheme and the last ``@`` is hidden, and any
+    parameter whose decoded name is ``password``, in whatever case."""
     assert describe_target(target) == shown
 
 
 async def test_the_password_is_hidden_in_the_drivers_message(
     fake_postgres: type[FakePostgresStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A driver's message that repeats the password, or quotes a piece of it, shows neither."""
+    """A driver's message that quotes the password or a piece of it, or repeats a long one,
+    shows neither."""
     target = "postgresql://me:pa/ss@db.example:5432/app?password=hunter2"
 
     async def refuse(self: FakePostgresStore) -> None:
-        msg = "invalid literal for int() with base 10: 'pa'; for hunter2 and 'ss' (pa/ss)"
+        msg = "invalid literal for int() with base 10: 'pa'; for hunter2 and 'ss' ('pa/ss')"
         raise MemoryAdapterUnavailable(msg)
 
     monkeypatch.setattr(fake_postgres, "open", refuse)
@@ -46,8 +50,35 @@ async def test_the_password_is_hidden_in_the_drivers_message(
         await open_store(target)
     assert str(caught.value) == (
         "cannot open postgresql://me:***@db.example:5432/app?password=***: "
-        "invalid literal for int() with base 10: '***'; for *** and '***' (***)"
+        "invalid literal for int() with base 10: '***'; for *** and '***' ('***')"
     )
+
+
+@pytest.mark.parametrize(
+    ("password", "message"),
+    [
+        ("pass", 'password authentication failed for user "alice"'),
+        ("fail", 'password authentication failed for user "alice"'),
+        ("user", 'password authentication failed for user "alice"'),
+        ("alice1", "no pg_hba.conf entry for alice1x"),
+    ],
+)
+async def test_words_of_the_message_are_not_taken_for_the_password(
+    fake_postgres: type[FakePostgresStore],
+    monkeypatch: pytest.MonkeyPatch,
+    password: str,
+    message: str,
+) -> None:
+    """Only the password quoted, or repeated whole and long enough not to be a word of the
+    message, is hidden: a message is not garbled into one that spells the password out."""
+
+    async def refuse(self: FakePostgresStore) -> None:
+        raise MemoryAdapterUnavailable(message)
+
+    monkeypatch.setattr(fake_postgres, "open", refuse)
+    with pytest.raises(StoreSelectionError) as caught:
+        await open_store(f"postgresql://alice:{password}@db.example/app")
+    assert str(caught.value) == f"cannot open postgresql://alice:***@db.example/app: {message}"
 
 
 @pytest.mark.parametrize(
