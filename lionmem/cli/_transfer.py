@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import queue
-import signal
 import stat
 import sys
 import tempfile
@@ -375,28 +374,7 @@ def _export(args: argparse.Namespace) -> int:
             print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
         return OK
 
-    # SIGTERM stops the export the way Ctrl-C does, so its temporary file is removed, and
-    # then ends the process as the signal would have.
-    terminated: list[int] = []
-
-    def terminate(signum: int, frame: Any) -> None:
-        terminated.append(signum)
-        interrupt = signal.getsignal(signal.SIGINT)
-        if callable(interrupt):  # asyncio's handler: it cancels the export
-            interrupt(signal.SIGINT, frame)
-        else:  # Ctrl-C ignored (a background job): stop as an unhandled one would
-            raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        return run_on_store(args, work)
-    except KeyboardInterrupt:
-        if terminated:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.raise_signal(signal.SIGTERM)
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return run_on_store(args, work)
 
 
 def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
