@@ -172,6 +172,9 @@ class _Reader:
 
 def _open_input(name: str) -> tuple[IO[bytes], float | None]:
     if name == "-":
+        if sys.stdin is None:  # started with standard input closed (<&-)
+            msg = "standard input is closed: give a file, or pipe the lines in"
+            raise CommandError(msg)
         return sys.stdin.buffer, None
     stream = open_file(name, "JSON Lines file")
     return stream, float(os.fstat(stream.fileno()).st_size)
@@ -321,12 +324,12 @@ def _refuse_the_database_itself(out: str | None, db: str | None) -> None:
     target = store_target(db)
     if out in (None, "-") or is_postgres(target) or target == ":memory:":
         return
-    written = Path(out).resolve()
+    written = Path(os.path.realpath(out))  # realpath: a symbolic link loop is no error here
     # SQLite keeps its journal beside the file a linked --db resolves to, not beside the link.
     resolved = os.path.realpath(target)
     for suffix in ("", "-wal", "-shm", "-journal"):
         for database in (Path(target + suffix), Path(resolved + suffix)):
-            if written == database.resolve() or _same_file(written, database):
+            if written == Path(os.path.realpath(database)) or _same_file(written, database):
                 msg = f"--out {out} is the database file itself; write the export to another file"
                 raise CommandError(msg)
 

@@ -201,3 +201,13 @@ def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
     output.finish()
     assert events == [f"fsync {temporary}", f"replace {temporary} e.jsonl"]
     assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
+
+
+def test_out_in_a_symbolic_link_loop_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    result = lionmem("export", "--db", "t.db", "--out", "a", cwd=tmp_path)
+    assert one_line_error(result, "lionmem export: ") == (
+        "lionmem export: --out a: cannot write it (Too many levels of symbolic links)"
+    )

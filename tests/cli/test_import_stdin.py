@@ -118,3 +118,16 @@ def test_import_from_a_pipe_joins_lines_split_across_writes(tmp_path: Path) -> N
         "b",
         "c",
     ]
+
+
+def test_import_from_a_closed_standard_input_is_one_line(tmp_path: Path) -> None:
+    """Started with standard input closed (``<&-``), ``import -`` says so, and stores nothing."""
+    command = ["sh", "-c", 'exec "$@" <&-', "sh", str(LIONMEM), "import", "-", "--db", "t.db"]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=clean_env(), check=False
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "lionmem import: standard input is closed: give a file, or pipe the lines in\n"
+    )
+    assert not (tmp_path / "t.db").exists()
