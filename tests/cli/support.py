@@ -12,10 +12,12 @@ import json
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
 import termios
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,12 @@ __all__ = [
     "LIONMEM",
     "Result",
     "clean_env",
+    "finished",
+    "interrupt_once_waiting",
     "lionmem",
     "on_terminal",
     "one_line_error",
+    "piped_import",
     "vectors",
 ]
 
@@ -134,3 +139,51 @@ def vectors(schema: str) -> list[dict[str, Any]]:
     """Return the shared schema vectors of ``schema`` (tests/vectors/<schema>/), in file order."""
     files = sorted((VECTORS / schema).glob("*.json"))
     return [json.loads(path.read_text(encoding="utf-8")) for path in files]
+
+
+def piped_import(db: str | Path, cwd: Path) -> subprocess.Popen[bytes]:
+    """``lionmem import - --db DB`` started with every stream a pipe."""
+    return subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", str(db)],
+        cwd=cwd,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finished(process: subprocess.Popen[bytes], timeout: float = 30) -> tuple[int, bytes, bytes]:
+    """Wait for ``process`` (killed if still running ``timeout`` seconds later); return its
+    exit status, its stdout and its stderr."""
+    try:
+        status = process.wait(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate(timeout=60)
+    return status, stdout, stderr
+
+
+def interrupt_once_waiting(
+    process: subprocess.Popen[bytes], lines: bytes, settle: float
+) -> tuple[int, bytes, bytes]:
+    """Write ``lines`` into ``process``'s stdin, wait until it has read them and ``settle``
+    seconds more (it then waits for the next line, the pipe still open), send one SIGINT and
+    return what ``finished`` returns."""
+    assert process.stdin is not None
+    process.stdin.write(lines)
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _unread_bytes(process.stdin.fileno()):
+        assert process.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(settle)
+    process.send_signal(signal.SIGINT)
+    return finished(process, timeout=20)
+
+
+def _unread_bytes(pipe: int) -> int:
+    """The bytes written into ``pipe`` (its writing end) that the reader has not taken yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]  # struct.unpack gives Any

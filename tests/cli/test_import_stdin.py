@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.support import LIONMEM, clean_env, lionmem
+from tests.cli.support import (
+    LIONMEM,
+    clean_env,
+    finished,
+    lionmem,
+    piped_import,
+)
 
 
 def _export(db: Path) -> str:
@@ -67,24 +73,11 @@ def test_one_ctrl_d_ends_import_from_a_terminal(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_bad_line_from_a_pipe_is_reported_as_soon_as_it_arrives(tmp_path: Path) -> None:
     """A bad line written into a pipe that stays open aborts the import at once."""
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", "p.db"],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = piped_import("p.db", tmp_path)
     assert process.stdin is not None
     process.stdin.write(b'{"content": "x"}\nbad\n')
     process.stdin.flush()
-    try:
-        status = process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        stdout, stderr = process.communicate(timeout=60)
-    assert (status, stdout, stderr) == (
+    assert finished(process) == (
         1,
         b"",
         b"lionmem import: line 2: Invalid JSON: expected value at line 1 column 1; "
@@ -94,14 +87,7 @@ def test_a_bad_line_from_a_pipe_is_reported_as_soon_as_it_arrives(tmp_path: Path
 
 def test_import_from_a_pipe_joins_lines_split_across_writes(tmp_path: Path) -> None:
     """Lines that arrive in pieces, the last without a line break, are read whole."""
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", "p.db"],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = piped_import("p.db", tmp_path)
     assert process.stdin is not None
     for piece in (b'{"content": "a', b'"}\n{"con', b'tent": "b"}\n\n{"content": "c"}'):
         process.stdin.write(piece)

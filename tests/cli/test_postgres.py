@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import SAMPLE
-from tests.cli.support import LIONMEM, clean_env, lionmem
-from tests.cli.test_transfer import _unread_bytes
+from tests.cli.support import (
+    LIONMEM,
+    clean_env,
+    interrupt_once_waiting,
+    lionmem,
+    piped_import,
+)
 from tests.postgres_support import Cluster
 
 # The sessions of the database that have written in a transaction not yet committed.
@@ -77,14 +82,7 @@ def test_import_writes_into_postgres_while_it_reads(
     database = _database(postgres_dsn)
     lines = SAMPLE.read_bytes().splitlines(keepends=True)
     assert lionmem("add", "before", "--db", postgres_dsn, cwd=tmp_path).status == 0
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", postgres_dsn],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = piped_import(postgres_dsn, tmp_path)
     assert process.stdin is not None
     try:
         process.stdin.write(b"".join(lines[:2500]))
@@ -155,30 +153,9 @@ def test_ctrl_c_while_standard_input_waits_stops_an_import_into_postgres_at_once
     """One SIGINT while ``import -`` into PostgreSQL waits for its next line: exit 130 with the
     pipe still open, and none of the lines read is stored."""
     assert lionmem("add", "before", "--db", postgres_dsn, cwd=tmp_path).status == 0
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", postgres_dsn],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdin is not None
-    process.stdin.write(b'{"content": "read before the interrupt"}\n' * 3)
-    process.stdin.flush()
-    deadline = time.monotonic() + 60
-    while _unread_bytes(process.stdin.fileno()):
-        assert process.poll() is None
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    time.sleep(1)  # the three lines are validated: the import waits for the fourth
-    process.send_signal(signal.SIGINT)
-    try:
-        status = process.wait(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        stdout, stderr = process.communicate(timeout=60)
-    assert (status, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
+    lines = b'{"content": "read before the interrupt"}\n' * 3
+    # After a second the three lines are validated: the import waits for the fourth.
+    done = interrupt_once_waiting(piped_import(postgres_dsn, tmp_path), lines, settle=1)
+    assert done == (130, b"", b"lionmem import: interrupted\n")
     exported = lionmem("export", "--db", postgres_dsn, cwd=tmp_path)
     assert [json.loads(line)["content"] for line in exported.stdout.splitlines()] == ["before"]

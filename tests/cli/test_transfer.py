@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
 import sqlite3
-import struct
 import subprocess
-import termios
 import time
 from contextlib import closing
 from pathlib import Path
@@ -19,7 +16,16 @@ import pytest
 
 from lionmem import MemoryItem
 from tests.cli.conftest import MIXED, SAMPLE
-from tests.cli.support import LIONMEM, clean_env, lionmem, on_terminal, one_line_error, vectors
+from tests.cli.support import (
+    LIONMEM,
+    clean_env,
+    interrupt_once_waiting,
+    lionmem,
+    on_terminal,
+    one_line_error,
+    piped_import,
+    vectors,
+)
 from tools.make_sample import sample_items
 
 MIXED_PROBLEMS = [
@@ -354,11 +360,6 @@ def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
     assert _export(db) == before
 
 
-def _unread_bytes(pipe: int) -> int:
-    """The bytes written into ``pipe`` (its writing end) that the reader has not taken yet."""
-    return struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]  # struct.unpack gives Any
-
-
 @pytest.mark.slow
 def test_ctrl_c_while_standard_input_waits_stops_at_once_and_stores_nothing(
     tmp_path: Path,
@@ -366,31 +367,10 @@ def test_ctrl_c_while_standard_input_waits_stops_at_once_and_stores_nothing(
     """SIGINT while ``import -`` waits for its next line: it exits 130 at once, with the pipe
     still open, and stores none of the lines it had read."""
     db, before = _store_with_two_items(tmp_path)
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", str(db)],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdin is not None
-    process.stdin.write(b'{"content": "read before the interrupt"}\n' * 3)
-    process.stdin.flush()
-    deadline = time.monotonic() + 60
-    while _unread_bytes(process.stdin.fileno()):
-        assert process.poll() is None
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    time.sleep(0.5)  # the three lines are validated: the import waits for the fourth
-    process.send_signal(signal.SIGINT)
-    try:
-        status = process.wait(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        stdout, stderr = process.communicate(timeout=60)
-    assert (status, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
+    lines = b'{"content": "read before the interrupt"}\n' * 3
+    # After half a second the three lines are validated: the import waits for the fourth.
+    done = interrupt_once_waiting(piped_import(db, tmp_path), lines, settle=0.5)
+    assert done == (130, b"", b"lionmem import: interrupted\n")
     assert _export(db) == before
 
 
