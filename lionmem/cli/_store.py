@@ -87,43 +87,63 @@ def is_postgres(target: str) -> bool:
 
 
 def describe_target(target: str) -> str:
-    """Return ``target`` fit for a message: a PostgreSQL address without its password, whether
-    it comes before the host (everything from the first ``:`` after the scheme to the last
-    ``@``, which an unencoded password may contain; a query holding ``@`` is hidden too) or as a
-    ``password`` parameter (however its name is cased or percent-encoded)."""
+    """Return ``target`` fit for a message: a PostgreSQL address without its password.
+
+    Whatever a driver could take for the password is hidden: from the first ``:`` after the
+    scheme to the last ``@`` before the query, and to the last ``@`` of all (an unencoded
+    password may hold ``/``, ``?`` or ``@``), and the value of every ``password`` parameter
+    (however its name is cased or percent-encoded) in the query read from the first ``?`` and
+    from after that ``@``. Where these readings disagree, more is hidden than the password.
+    """
     if not is_postgres(target):
         return target
-    start, end = _password_span(target)
-    address, mark, query = target[end:].partition("?")
-    pairs = []
-    for pair in query.split("&"):
-        key, equals, value = pair.partition("=")
-        if equals and unquote(key).lower() == "password":
-            hash_, fragment = value.partition("#")[1:]
-            pairs.append(f"{key}=***{hash_}{fragment}")
-        else:
-            pairs.append(pair)
-    hidden = f"{target[:start]}***" if start < end else target[:end]
-    return hidden + address + mark + "&".join(pairs)
+    shown, last = [], 0
+    for start, end in _merged(_password_spans(target)):
+        shown += [target[last:start], "***"]
+        last = end
+    return "".join([*shown, target[last:]])
 
 
-def _password_span(target: str) -> tuple[int, int]:
-    """Where the password before the host of a PostgreSQL address starts and ends ((0, 0) for
-    none): from the first ``:`` after the scheme to the last ``@``."""
+def _password_spans(target: str) -> list[tuple[int, int]]:
+    """Where the text a driver could read as the password of ``target`` starts and ends."""
     begin = target.find("://") + 3
-    at = target.rfind("@")
-    colon = target.find(":", begin, max(at, begin))
-    return (colon + 1, at) if colon >= 0 else (0, 0)
+    first_query = target.find("?", begin)
+    spans = []
+    for at in {target.rfind("@", begin, first_query if first_query >= 0 else len(target)),
+               target.rfind("@", begin)}:  # fmt: skip
+        colon = target.find(":", begin, max(at, begin))
+        if colon >= 0:
+            spans.append((colon + 1, at))
+        query = target.find("?", max(at, begin))
+        for offset in {query, first_query} - {-1}:
+            spans += _password_values(target, offset + 1)
+    return spans
+
+
+def _password_values(target: str, start: int) -> list[tuple[int, int]]:
+    """The spans of the values of ``password`` parameters in the query starting at ``start``."""
+    spans = []
+    for pair in re.finditer(r"[^&#]*", target[start:]):
+        key, equals, _ = pair.group().partition("=")
+        if equals and unquote(key).lower() == "password":
+            spans.append((start + pair.start() + len(key) + 1, start + pair.end()))
+    return spans
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(span for span in spans if span[0] < span[1]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _passwords(target: str) -> list[str]:
-    """The passwords a PostgreSQL address holds, as written and decoded, longest first."""
-    start, end = _password_span(target)
-    found = [target[start:end]]
-    for pair in target[end:].partition("?")[2].split("&"):
-        key, equals, value = pair.partition("=")
-        if equals and unquote(key).lower() == "password":
-            found.append(value.partition("#")[0])
+    """The texts that may be the password of a PostgreSQL address, as written and decoded,
+    longest first."""
+    found = [target[start:end] for start, end in _password_spans(target)]
     return sorted({*found, *map(unquote, found)} - {""}, key=len, reverse=True)
 
 
@@ -167,10 +187,10 @@ def _one_line(exc: BaseException, target: str) -> str:
         # password repeated unquoted is hidden as a whole word, and only when it is too long
         # to be an ordinary word of the message ("pass" in "password authentication failed").
         for password in _passwords(target):
-            for piece in {password, *re.split(r"[/?#@:]", password)} - {""}:
+            for piece in sorted({password, *re.split(r"[/?#@:]", password)} - {""}, key=len)[::-1]:
                 text = text.replace(repr(piece), "'***'")
-            if len(password) >= _SHORTEST_HIDDEN_ANYWHERE:
-                text = re.sub(rf"(?<![\w%]){re.escape(password)}(?![\w%])", "***", text)
+                if len(piece) >= _SHORTEST_HIDDEN_ANYWHERE:
+                    text = re.sub(rf"(?<![\w%]){re.escape(piece)}(?![\w%])", "***", text)
     text = " ".join(text.split()) or type(exc).__name__
     if shown in text or repr(shown) in text:
         return text

@@ -20,7 +20,9 @@ __all__ = ["fake_postgres"]  # the fixture, used here by name
         ("postgresql://me:pa/ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
         ("postgresql://me:a:b/c@d@h:5432/db", "postgresql://me:***@h:5432/db"),
         ("postgresql://me:pa?ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
-        ("postgresql://me:x?password=y@h/db", "postgresql://me:***@h/db"),
+        ("postgresql://me:x?password=y@h/db", "postgresql://me:***"),  # two readings: both hidden
+        ("postgresql://u@h:5432/d?password=long@secretpart", "postgresql://u@h:***"),
+        ("postgresql://u@h/d?password=ab:cd@ef", "postgresql://u@h/d?password=***"),
         ("postgresql://me:s@h:5432/db?x=a@b", "postgresql://me:***@b"),  # hides too much, safely
         ("postgresql://u@h/d?pass%77ord=hunter2", "postgresql://u@h/d?pass%77ord=***"),
         ("postgresql://u@h/d?Pass%57ORD=x&a=b", "postgresql://u@h/d?Pass%57ORD=***&a=b"),
@@ -29,8 +31,9 @@ __all__ = ["fake_postgres"]  # the fixture, used here by name
     ],
 )
 def test_the_password_is_hidden_wherever_the_address_has_it(target: str, shown: str) -> None:
-    """Everything between the first ``:`` after the scheme and the last ``@`` is hidden, and any
-    parameter whose decoded name is ``password``, in whatever case."""
+    """Whatever a driver could read as the password is hidden: from the first ``:`` after the
+    scheme to the last ``@`` (before the query, and of all), and any parameter whose decoded
+    name is ``password``, in whatever case, in the query after the first ``?`` or that ``@``."""
     assert describe_target(target) == shown
 
 
@@ -86,6 +89,8 @@ async def test_words_of_the_message_are_not_taken_for_the_password(
     [
         ("postgresql://me:pa/ss@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
         ("postgresql://me@127.0.0.1:9/db?pass%77ord=hunter2", "postgresql://me@127.0.0.1:9/db?pass%77ord=***"),
+        ("postgresql://me:hunter?2secretpart@127.0.0.1:9/db", "postgresql://me:***@127.0.0.1:9/db"),
+        ("postgresql://me@127.0.0.1:9/db?password=hunter2@secretpart", "postgresql://me@127.0.0.1:***"),
     ],
 )  # fmt: skip
 def test_the_command_shows_no_piece_of_the_password(tmp_path: Path, dsn: str, shown: str) -> None:
@@ -93,5 +98,5 @@ def test_the_command_shows_no_piece_of_the_password(tmp_path: Path, dsn: str, sh
     ``/``) or that names its parameter in percent-encoding: one line, no piece of it."""
     line = one_line_error(lionmem("count", "--db", dsn, cwd=tmp_path), "lionmem count: ")
     assert line.startswith(f"lionmem count: cannot open {shown}: ")
-    for secret in ("'pa'", "pa/ss", "hunter2"):
+    for secret in ("'pa'", "pa/ss", "hunter2", "2secretpart", "secretpart"):
         assert secret not in line
