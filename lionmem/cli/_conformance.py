@@ -144,4 +144,8 @@ def _run(args: argparse.Namespace) -> int:
     # The current directory first, as `python -m` has it, so that local test harnesses import.
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    return asyncio.run(_main(args))
+    try:
+        return asyncio.run(_main(args))
+    except SystemExit as stop:  # raised in a task (wait_for, create_task), past _main's own check
+        msg = f"the harness raised SystemExit({stop.code!r}) while the suite ran; no report"
+        raise CommandError(msg) from None

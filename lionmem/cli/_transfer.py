@@ -228,9 +228,9 @@ class _Output:
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
     that replaces it (``replaces``) once complete and synced, so a failed export leaves it as
-    it was (SIGKILL leaves the temporary file too); a
-    symbolic link is kept and the file it points to replaced that way; a named pipe or a
-    device is written through and never removed.
+    it was (a process killed by a signal leaves the temporary file too); a symbolic link is
+    kept and the file it points to replaced that way; a named pipe or a device is written
+    through and never removed.
     """
 
     stream: IO[bytes]
@@ -257,6 +257,9 @@ class _Output:
 
 def _open_output(name: str | None) -> _Output:
     if name is None or name == "-":
+        if sys.stdout is None:  # started with standard output closed (>&-)
+            msg = "standard output is closed: give --out FILE, or redirect it"
+            raise CommandError(msg)
         sys.stdout.flush()
         return _Output(sys.stdout.buffer)
     path = Path(name)

