@@ -73,7 +73,7 @@ def parse_address(text: str) -> HttpAddress:
     elif ":" in host:
         msg = f"write an IPv6 address in brackets, as in [::1]:8000, got {text!r}"
         raise ValueError(msg)
-    if not port.isdigit() or not 0 <= int(port) <= _MAX_PORT:
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= _MAX_PORT:
         msg = f"the port must be a number from 0 to 65535, got {port!r} in {text!r}"
         raise ValueError(msg)
     return HttpAddress(host, int(port))

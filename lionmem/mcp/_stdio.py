@@ -256,9 +256,11 @@ class _Answers(_Closing):
     """The transport's write stream; an answer handed to it settles its request."""
 
     async def send(self, item: SessionMessage) -> None:
-        await self._stream.send(item)
-        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
-            self._open.settle(item.message.id)
+        try:
+            await self._stream.send(item)
+        finally:  # an answer that could not be sent (stdout closed) holds nothing back either
+            if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+                self._open.settle(item.message.id)
 
 
 async def serve_stdio(

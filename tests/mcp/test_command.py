@@ -195,6 +195,12 @@ def test_addresses_parse(text: str, address: HttpAddress) -> None:
     assert parse_address(text) == address
 
 
+@pytest.mark.parametrize("port", ["\u00b2", "\u0663", "-1", "65536", "80a"])
+def test_a_port_of_other_than_ascii_digits_is_refused(port: str) -> None:
+    with pytest.raises(ValueError, match=r"^the port must be a number from 0 to 65535, got "):
+        parse_address(f"localhost:{port}")
+
+
 @pytest.mark.parametrize(
     ("host", "loopback"),
     [
