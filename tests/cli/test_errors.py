@@ -246,13 +246,16 @@ def _run_into(
         if file_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
 
+    env = clean_env()
+    if file_limit is not None:  # a measuring coverage could not write its own data file either
+        env = {key: value for key, value in env.items() if not key.startswith("COVERAGE_")}
     with open(stdout or os.devnull, "wb") as out:
         done = subprocess.run(
             [str(LIONMEM), *map(str, args)],
             stdout=out,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=clean_env(),
+            env=env,
             preexec_fn=limit,
             timeout=120,
             check=False,
