@@ -211,16 +211,16 @@ def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -
     """A document nested deeper than the checker can follow is reported on its line as such;
     the documents around it are still checked."""
     deep = '{"content": "x", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
-    nearly = '{"content": "x", "metadata": {"a": ' + '{"b": ' * 990 + "1" + "}" * 990 + "}}"
+    # 900 levels parse on every Python the project supports (the limit is the interpreter's).
+    nearly = '{"content": "x", "metadata": {"a": ' + '{"b": ' * 900 + "1" + "}" * 900 + "}}"
     lines = ['{"content": "fine"}', deep, nearly, '{"content": "fine", "tags": [1]}']
     (tmp_path / "deep.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = lionmem("validate", "deep.jsonl", cwd=tmp_path)
     assert (result.status, result.stderr) == (1, "")
     assert result.stdout.splitlines() == [
         "deep.jsonl:2: nested too deeply to check",
-        "deep.jsonl:3: nested too deeply to check",
         "deep.jsonl:4: $.tags[0]: 1 is not of type 'string'",
-        "deep.jsonl: 4 documents, 3 invalid (memory_item)",
+        "deep.jsonl: 4 documents, 2 invalid (memory_item)",
     ]
 
 
