@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ class Blocked:
             self._lock.close()
             self.server.kill()
         assert status == 0, errors
-        with sqlite3.connect(self.db) as db:
+        with closing(sqlite3.connect(self.db)) as db:
             (stored,) = db.execute("SELECT count(*) FROM items").fetchone()
         return [json.loads(line) for line in rest.splitlines()], stored
 
