@@ -64,12 +64,17 @@ class _Reader:
     stream: IO[bytes]
     skip_invalid: bool
     progress: ProgressBar
+    # The import's task, which Ctrl-C cancels. The reader asks it rather than waiting for the
+    # cancellation to arrive: SQLite reads in its worker thread, and a store that reads on the
+    # event loop's thread (PostgreSQL) keeps the cancellation from being delivered meanwhile.
+    task: asyncio.Task[Any] | None
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
-    stopped: bool = False
-    # The import's task: a store that reads on the event loop's thread (PostgreSQL) keeps the
-    # cancellation from reaching the import, so a silent pipe's wait looks at the task too.
-    task: asyncio.Task[Any] | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the import was interrupted: the reader then stops at its next line."""
+        return self.task is not None and self.task.cancelling() > 0
 
     def __iter__(self) -> Iterator[MemoryItem]:
         validate = MemoryItem.model_validate_json
@@ -134,7 +139,7 @@ class _Reader:
             try:
                 chunk = chunks.get(timeout=_STOP_POLL)
             except queue.Empty:
-                if self.stopped or (self.task is not None and self.task.cancelling()):
+                if self.stopped:
                     raise _Stopped from None
                 continue
             if chunk is None:
@@ -185,17 +190,12 @@ def _import(args: argparse.Namespace) -> int:
 
     async def work(store: Any) -> int:
         with contextlib.closing(stream), ProgressBar("importing", total=size) as progress:
-            reader = _Reader(stream, args.skip_invalid, progress, task=asyncio.current_task())
+            reader = _Reader(stream, args.skip_invalid, progress, asyncio.current_task())
             try:
                 stored = await _store_all(store, reader)
             except _BadLine as bad:
                 print(f"lionmem import: {bad}; nothing was imported", file=sys.stderr)
                 return PROBLEM
-            except asyncio.CancelledError:
-                # Ctrl-C: the reader stops at its next line, so the store rolls back instead of
-                # finishing (and committing) the file while the command shuts down.
-                reader.stopped = True
-                raise
         for line, reason in reader.problems:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
         source = "standard input" if args.file == "-" else args.file
