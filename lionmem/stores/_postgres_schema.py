@@ -51,7 +51,9 @@ _V1 = (
     )
     """,
     "CREATE UNIQUE INDEX lionmem_items_order ON lionmem_items (namespace, seq)",
-    "CREATE INDEX lionmem_items_search ON lionmem_items USING gin (search gin_trgm_ops)",
+    # {trgm}: pg_trgm's schema, which need not be on the search_path (the extension may exist
+    # already, in another schema than the tables').
+    "CREATE INDEX lionmem_items_search ON lionmem_items USING gin (search {trgm}.gin_trgm_ops)",
     "CREATE INDEX lionmem_items_tags ON lionmem_items USING gin (tag_keys)",
     "CREATE INDEX lionmem_items_fields ON lionmem_items USING gin (field_keys)",
 )
@@ -76,8 +78,14 @@ Connection = Any
 
 
 async def _migrate_to_1(conn: Connection) -> None:
-    for statement in _V1:
-        await conn.execute(statement)
+    create_extension, *statements = _V1
+    await conn.execute(create_extension)
+    trgm = await conn.fetchval(
+        "SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+    )
+    for statement in statements:
+        await conn.execute(statement.replace("{trgm}", trgm))
 
 
 async def _migrate_to_2(conn: Connection) -> None:

@@ -185,3 +185,36 @@ async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -
         await store.close()
     finally:
         await holder.close()
+
+
+async def test_tables_go_to_a_search_path_schema_without_pg_trgm(postgres_server: Cluster) -> None:
+    """pg_trgm installed in public while the search_path names only another schema: the tables
+    and the trigram index are created there, and text search works."""
+    database = postgres_server.fresh_database()
+    postgres_server.psql("CREATE SCHEMA app", database)
+    dsn = postgres_server.dsn(database) + "?options=-csearch_path%3Dapp"
+    item = MemoryItem(content="Schema-qualified Trigrams")
+    async with PostgresMemoryStore(dsn) as store:
+        await store.store(item)
+        assert [i.id for i in await store.search(MemoryQuery(text="D TRIG"))] == [item.id]
+    assert (
+        postgres_server.psql(
+            "SELECT string_agg(schemaname || '.' || tablename, ',' ORDER BY tablename) "
+            "FROM pg_tables WHERE tablename LIKE 'lionmem%'",
+            database,
+        )
+        == "app.lionmem_items,app.lionmem_meta"
+    )
+    assert (
+        postgres_server.psql(
+            "SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_trgm'",
+            database,
+        )
+        == "public"
+    )
+    assert (
+        postgres_server.psql(
+            "SELECT schemaname FROM pg_indexes WHERE indexname = 'lionmem_items_search'", database
+        )
+        == "app"
+    )
