@@ -7,7 +7,8 @@ are described in docs/postgres.md). ``prepare`` runs once per store: it reads th
 locking; only when something must change does it take a transaction-scoped advisory lock, look
 again, and run every missing step in that one transaction, so concurrent first uses of a fresh
 database serialise instead of failing. A database written by a newer lionmem (or by a Python with
-a newer Unicode database) raises ``IncompatibleDatabaseError`` and is not written to.
+a newer Unicode database), or one whose encoding is not UTF8, raises
+``IncompatibleDatabaseError`` and is not written to.
 """
 
 from __future__ import annotations
@@ -170,8 +171,16 @@ async def _relower(conn: Connection) -> None:
 async def prepare(conn: Connection, where: str) -> None:
     """Create or migrate lionmem's tables if needed (one transaction, under the advisory lock).
 
-    Nothing is written to a database whose tables are not lionmem's or are newer.
+    Nothing is written to a database whose tables are not lionmem's or are newer, nor to one
+    whose encoding is not UTF8 (it could not hold every text an item may carry).
     """
+    encoding = await conn.fetchval("SELECT pg_catalog.current_setting('server_encoding')")
+    if encoding != "UTF8":
+        msg = (
+            f"{where} is a database of encoding {encoding}, which cannot hold every Unicode "
+            "text an item may carry: lionmem needs a database created with ENCODING 'UTF8'"
+        )
+        raise IncompatibleDatabaseError(msg)
     if not _needs(await _read_meta(conn, where), where):
         return
     async with conn.transaction():

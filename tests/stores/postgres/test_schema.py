@@ -218,3 +218,31 @@ async def test_tables_go_to_a_search_path_schema_without_pg_trgm(postgres_server
         )
         == "app"
     )
+
+
+@pytest.mark.parametrize("encoding", ["LATIN1", "SQL_ASCII"])
+async def test_a_database_not_encoded_in_utf8_is_refused_before_any_write(
+    postgres_server: Cluster, encoding: str
+) -> None:
+    """A LATIN1 database would refuse '€' only when an item holding it is written, and SQL_ASCII
+    does not check text at all: the store refuses both on first use and creates nothing."""
+    database = postgres_server.fresh_database()
+    postgres_server.psql(f"DROP DATABASE {database}")
+    postgres_server.psql(
+        f"CREATE DATABASE {database} TEMPLATE template0 ENCODING '{encoding}' "
+        "LC_COLLATE 'C' LC_CTYPE 'C'"
+    )
+    before = snapshot(postgres_server, database)
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    calls = (store.open, lambda: store.store(MemoryItem(content="€")), store.count)
+    for call in calls:
+        with pytest.raises(IncompatibleDatabaseError, match=f"encoding {encoding}.*'UTF8'"):
+            await call()
+    await store.close()
+    assert snapshot(postgres_server, database) == before == "|"
+    assert (
+        postgres_server.psql(
+            "SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'", database
+        )
+        == "0"
+    )
