@@ -47,6 +47,7 @@ from lionmem_models.memory_query import MemoryQuery
 
 __all__ = [
     "MANIFEST",
+    "MAX_NAMESPACE_BYTES",
     "SERVER_SETTINGS",
     "IncompatibleDatabaseError",
     "PostgresMemoryStore",
@@ -64,6 +65,10 @@ SERVER_SETTINGS = {
     "application_name": "lionmem",
 }
 """Session settings of the store's own connections (give them to a pool you pass in)."""
+
+MAX_NAMESPACE_BYTES = 2000
+"""Longest namespace, in UTF-8 bytes of its JSON text (``"a"`` is 3): a btree entry holds at
+most 2,704 bytes, and the namespace is in two (with the id, and with the insertion order)."""
 
 _T = TypeVar("_T")
 _PAGE = 256
@@ -210,6 +215,13 @@ class PostgresMemoryStore:
             raise TypeError(msg)
         if not encodable(namespace):
             msg = "namespace holds a lone surrogate, which UTF-8 cannot encode"
+            raise ValueError(msg)
+        stored = len(_quote_namespace(namespace).encode("utf-8"))
+        if stored > MAX_NAMESPACE_BYTES:
+            msg = (
+                f"namespace is too long: {stored} bytes as stored (UTF-8 JSON text), at most "
+                f"{MAX_NAMESPACE_BYTES} (it is part of two indexes, whose entries are bounded)"
+            )
             raise ValueError(msg)
         if type(max_size) is not int or max_size < 1:
             msg = f"max_size must be an int of at least 1, got {max_size!r}"

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import json
+import random
+
+import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.stores.postgres import PostgresMemoryStore
@@ -70,3 +74,33 @@ async def test_namespaces_are_distinct_strings(postgres_dsn: str) -> None:
             assert await b.search(MemoryQuery(text="only", limit=100)) == []
         async with PostgresMemoryStore(postgres_dsn, namespace=left) as a:
             assert await a.delete(item.id) is True
+
+
+async def test_the_longest_namespace_works_and_a_longer_one_is_refused(postgres_dsn: str) -> None:
+    """A namespace of 2,000 bytes as stored (random CJK, which PostgreSQL cannot compress, or
+    NULs, six bytes each in JSON) works in every operation; one byte more is a ValueError at
+    construction, not a database error at the first write."""
+    rng = random.Random(7)
+    cjk = "".join(chr(rng.randrange(0x4E00, 0xA000)) for _ in range(666))
+    for longest in (cjk, "\x00" * 333):
+        assert len(json.dumps(longest, ensure_ascii=False).encode()) == 2000
+        item = MemoryItem(content="long namespace", tags=["t"], metadata={"k": 1})
+        async with PostgresMemoryStore(postgres_dsn, namespace=longest) as store:
+            assert store.namespace == longest
+            await store.store(item)
+            await store.store_many([MemoryItem(content=n) for n in range(3)])
+            assert await store.retrieve(item.id) == item
+            assert await store.search(MemoryQuery(text="LONG", tags=["t"], filters={"k": 1})) == [
+                item
+            ]
+            assert [i.content async for i in store.items(batch_size=2)] == [
+                "long namespace",
+                0,
+                1,
+                2,
+            ]
+            assert await store.count() == 4
+            assert await store.delete(item.id) is True
+    for longer in (cjk + "a", "\x00" * 334, "a" * 1999):
+        with pytest.raises(ValueError, match=r"namespace is too long: \d+ bytes .* at most 2000"):
+            PostgresMemoryStore(postgres_dsn, namespace=longer)
