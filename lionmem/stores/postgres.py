@@ -329,6 +329,8 @@ class PostgresMemoryStore:
             own: Exception | None = None
             try:
                 if not self._prepared:
+                    if not self._owns_pool:
+                        await _require_synchronous_commit(conn)
                     await prepare(conn, self._where())
                     self._prepared = True
                 return await operation(conn)
@@ -554,6 +556,18 @@ class PostgresMemoryStore:
 
 async def _nothing(conn: Any) -> None:
     return None
+
+
+async def _require_synchronous_commit(conn: Any) -> None:
+    """Refuse a pool passed in whose sessions commit without waiting for the disk: the store
+    promises that an acknowledged write survives a crash (its own connections set it)."""
+    if await conn.fetchval("SELECT pg_catalog.current_setting('synchronous_commit')") == "off":
+        msg = (
+            "the pool passed in commits with synchronous_commit=off, so an acknowledged write "
+            "could be lost in a server crash: create it with "
+            "server_settings=lionmem.stores.postgres.SERVER_SETTINGS"
+        )
+        raise MemoryAdapterError(msg)
 
 
 async def _analyse_if_never(conn: Any) -> None:

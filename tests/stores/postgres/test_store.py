@@ -256,6 +256,40 @@ async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
         await pool.close()
 
 
+@pytest.mark.parametrize("where", ["pool", "database"])
+async def test_a_pool_passed_in_that_commits_asynchronously_is_refused(
+    postgres_server: Cluster, where: str
+) -> None:
+    """A pool whose sessions run with synchronous_commit=off (set by the pool, or by the
+    database the pool takes its defaults from) would make acknowledged writes losable: the store
+    refuses it on first use, before creating anything; 'local' still waits for the disk."""
+    database = postgres_server.fresh_database()
+    settings = {"synchronous_commit": "off"} if where == "pool" else None
+    if where == "database":
+        postgres_server.psql(f"ALTER DATABASE {database} SET synchronous_commit = off")
+    dsn = postgres_server.dsn(database)
+    pool = await asyncpg.create_pool(dsn, min_size=0, max_size=2, server_settings=settings)
+    try:
+        store = PostgresMemoryStore(pool=pool)
+        calls = (store.open, lambda: store.store(MemoryItem(content="x")), store.count)
+        for call in calls:
+            with pytest.raises(MemoryAdapterError, match="synchronous_commit=off") as caught:
+                await call()
+            assert not isinstance(caught.value, MemoryAdapterUnavailable)
+            assert "SERVER_SETTINGS" in str(caught.value)
+        await store.close()
+        assert await pool.fetchval("SELECT to_regclass('lionmem_items') IS NULL") is True
+    finally:
+        await pool.close()
+    local = {"synchronous_commit": "local"}
+    async with (
+        asyncpg.create_pool(dsn, min_size=0, max_size=2, server_settings=local) as pool,
+        PostgresMemoryStore(pool=pool) as store,
+    ):
+        await store.store(MemoryItem(content="kept"))
+        assert await store.count() == 1
+
+
 async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
     """The store's own sessions use synchronous_commit=on, custom plans, the random-read cost
     of cached or solid-state storage and the filters' measured cost, whatever the server's
