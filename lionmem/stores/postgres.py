@@ -207,6 +207,9 @@ class PostgresMemoryStore:
         if (dsn is None) == (pool is None):
             msg = "PostgresMemoryStore takes a dsn or a pool (exactly one of them)"
             raise ValueError(msg)
+        if pool is not None and not isinstance(pool, asyncpg.Pool):
+            msg = f"pool must be an asyncpg.Pool, got {type(pool).__qualname__}"
+            raise TypeError(msg)
         if dsn is not None and not isinstance(dsn, str):
             msg = f"dsn must be a str, got {type(dsn).__qualname__}"
             raise TypeError(msg)

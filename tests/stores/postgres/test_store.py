@@ -334,6 +334,7 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
     [
         ({}, ValueError, "exactly one"),
         ({"dsn": "postgresql://x", "pool": object()}, ValueError, "exactly one"),
+        ({"pool": "postgresql://x"}, TypeError, "pool must be an asyncpg.Pool, got str"),
         ({"dsn": b"postgresql://x"}, TypeError, "dsn must be a str"),
         ({"dsn": "postgresql://x", "namespace": 1}, TypeError, "namespace must be a str"),
         ({"dsn": "postgresql://x", "namespace": "\udc80"}, ValueError, "surrogate"),
