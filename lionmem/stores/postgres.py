@@ -542,6 +542,7 @@ class PostgresMemoryStore:
         if type(batch_size) is not int or batch_size < 1:
             msg = f"batch_size must be an int of at least 1, got {batch_size!r}"
             raise ValueError(msg)
+        batch_size = min(batch_size, _MAX_LIMIT)  # past PostgreSQL's bigint: everything at once
         ns = self._ns
         last = 0
 
