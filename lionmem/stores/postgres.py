@@ -76,6 +76,7 @@ _BATCH = 1000
 _MAX_LIMIT = 2**63 - 1
 _UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
 _RETRY_STATES = ("40001", "40P01")
+_NO_TABLE = "42P01"
 
 _UPSERT = """
 INSERT INTO lionmem_items AS i
@@ -320,11 +321,13 @@ class PostgresMemoryStore:
 
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
         (the operation is idempotent; a callable is asked after the failure), the operation runs
-        once more on a new connection. An exception the operation wraps in ``_Own`` is raised
-        as it is, untranslated.
+        once more on a new connection. Tables found missing (the database was recreated or
+        restored empty) are created again and, when ``retry`` allows, the operation runs once
+        more. An exception the operation wraps in ``_Own`` is raised as it is, untranslated.
         """
         pool = await self._get_pool()
-        for attempt in range(2):
+        retried = recreated = False
+        while True:
             try:
                 conn = await pool.acquire(timeout=self._connect_timeout)
             except Exception as exc:
@@ -340,11 +343,19 @@ class PostgresMemoryStore:
             except _Own as carried:
                 own = carried.error
             except Exception as exc:
-                again = attempt == 0 and (retry() if callable(retry) else retry)
-                if _lost(exc):
-                    await pool.expire_connections()  # the others are probably stale too
-                elif not _state(exc).startswith(_RETRY_STATES):
-                    again = False
+                again = retry() if callable(retry) else retry
+                if _state(exc) == _NO_TABLE and not recreated:
+                    # The tables are gone (the database was recreated or restored empty):
+                    # create them again, as on first use.
+                    self._prepared, recreated = False, True
+                else:
+                    lost = _lost(exc)
+                    if lost:
+                        await pool.expire_connections()  # the others are probably stale too
+                    again = (
+                        again and not retried and (lost or _state(exc).startswith(_RETRY_STATES))
+                    )
+                    retried = True
                 if not again:
                     raise _translate(exc, self._where()) from exc
             finally:
@@ -353,7 +364,6 @@ class PostgresMemoryStore:
                     await pool.release(conn)
             if own is not None:
                 raise own  # outside the handler, so the carrier is not chained to it
-        raise AssertionError  # pragma: no cover - the loop returns or raises
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import pytest
 
 from lionmem import MemoryAdapterUnavailable, MemoryItem, MemoryQuery
 from lionmem.stores.postgres import PostgresMemoryStore
-from tests.postgres_support import Cluster, started_cluster
+from tests.postgres_support import TEMPLATE, Cluster, started_cluster
 
 ROOT = Path(__file__).resolve().parents[3]
 CONNECT_TIMEOUT = 2.0
@@ -152,3 +152,26 @@ async def test_a_server_crash_loses_no_acknowledged_write() -> None:
             assert len(stored) >= len(acknowledged)
     finally:
         cluster.destroy()
+
+
+@pytest.mark.parametrize("how", ["recreated", "tables dropped"])
+async def test_a_database_recreated_empty_gets_its_tables_again(
+    postgres_server: Cluster, how: str
+) -> None:
+    """The database is dropped and created again (or lionmem's tables are dropped) under a
+    running store: its next calls create the tables again, as on first use, and work; they do
+    not fail with 'relation lionmem_items does not exist' until the store is rebuilt."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(MemoryItem(content="before"))
+        if how == "recreated":
+            postgres_server.psql(f"DROP DATABASE {database} WITH (FORCE)")
+            postgres_server.psql(f"CREATE DATABASE {database} TEMPLATE {TEMPLATE}")
+        else:
+            postgres_server.psql("DROP TABLE lionmem_items, lionmem_meta", database)
+        assert await store.count() == 0
+        item = MemoryItem(content="after")
+        await store.store(item)
+        assert await store.retrieve(item.id) == item
+        assert [i.content async for i in store.items()] == ["after"]
+    assert postgres_server.psql("SELECT count(*) FROM lionmem_meta", database) == "2"
