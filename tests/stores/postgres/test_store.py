@@ -442,3 +442,59 @@ async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: C
         assert postgres_server.psql(reltuples, database) == "-1"
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
         assert postgres_server.psql(reltuples, database) == "1999"
+
+
+@pytest.mark.parametrize("method", ["store_many", "store_stream"])
+async def test_a_first_bulk_load_during_a_vacuum_returns_once_written(
+    postgres_server: Cluster, method: str
+) -> None:
+    """Another session holds the lock a VACUUM or ANALYZE holds (as the VACUUM ANALYZE the docs
+    suggest after a large load would): a first bulk load still returns its result once its items
+    are committed, instead of waiting for that lock past command_timeout and then raising
+    MemoryAdapterUnavailable for a write that was committed."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database), command_timeout=1.0) as store:
+        # Autovacuum could analyse the table first; keep it away from this one.
+        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
+        holder = await asyncpg.connect(postgres_server.dsn(database))
+        try:
+            async with holder.transaction():
+                await holder.execute("LOCK TABLE lionmem_items IN SHARE UPDATE EXCLUSIVE MODE")
+                items = [MemoryItem(content=n) for n in range(1000)]
+                if method == "store_many":
+                    assert await store.store_many(items) == [i.id for i in items]
+                else:
+                    assert await store.store_stream(iter(items)) == 1000
+                assert await store.count() == 1000
+        finally:
+            await holder.close()
+        reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+        assert postgres_server.psql(reltuples, database) == "-1"  # skipped, not waited for
+        await store.store_many([MemoryItem(content=n) for n in range(1000)])
+        assert postgres_server.psql(reltuples, database) == "2000"  # the next bulk load analyses
+
+
+async def test_a_failed_analysis_does_not_fail_the_committed_load(
+    postgres_server: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection is lost during the first bulk load's ANALYZE, after its commit: store_many
+    still returns the ids of the items it wrote, and the next bulk load analyses the table."""
+    execute = asyncpg.Connection.execute
+
+    async def lose_analyze(self: asyncpg.Connection, query: str, *args: object) -> str:
+        if query.startswith("ANALYZE"):
+            raise asyncpg.ConnectionDoesNotExistError("connection lost during ANALYZE")
+        return await execute(self, query, *args)  # type: ignore[no-any-return]  # asyncpg is untyped
+
+    database = postgres_server.fresh_database()
+    reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
+        monkeypatch.setattr(asyncpg.Connection, "execute", lose_analyze)
+        items = [MemoryItem(content=n) for n in range(1000)]
+        assert await store.store_many(items) == [i.id for i in items]
+        monkeypatch.undo()
+        assert await store.count() == 1000
+        assert postgres_server.psql(reltuples, database) == "-1"
+        await store.store_many([MemoryItem(content=n) for n in range(1000)])
+        assert postgres_server.psql(reltuples, database) == "2000"
