@@ -124,7 +124,11 @@ def _lost(exc: BaseException) -> bool:
     return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.PostgresConnectionError)
 
 
-def _translate(exc: BaseException, where: str) -> MemoryAdapterError:
+def _translate(
+    exc: BaseException, where: str, timed_out: str = "it timed out"
+) -> MemoryAdapterError:
+    """The store's error for ``exc``; ``timed_out`` says which timeout a bare TimeoutError
+    (asyncpg's carry no message) ran past."""
     if isinstance(exc, MemoryAdapterError):
         return exc
     state = _state(exc)
@@ -133,7 +137,8 @@ def _translate(exc: BaseException, where: str) -> MemoryAdapterError:
         or isinstance(exc, TimeoutError)
         or state.startswith(_UNAVAILABLE_STATES + _RETRY_STATES)
     ):
-        return MemoryAdapterUnavailable(f"PostgreSQL at {where} is unavailable: {exc}")
+        reason = str(exc) or timed_out
+        return MemoryAdapterUnavailable(f"PostgreSQL at {where} is unavailable: {reason}")
     return MemoryAdapterError(f"PostgreSQL at {where} failed: {exc}")
 
 
@@ -271,6 +276,11 @@ class PostgresMemoryStore:
     def _where(self) -> str:
         return "the store's pool" if self._dsn is None else "the configured DSN"
 
+    def _ran_past(self) -> str:
+        if self._owns_pool:
+            return f"a statement ran past command_timeout ({self._command_timeout:g} s)"
+        return "a statement ran past the command_timeout of the pool passed in"
+
     def _check_open(self) -> None:
         """Raise ``MemoryAdapterUnavailable`` once the store is closed, even for a call that
         would not need the server (after its arguments were checked)."""
@@ -331,7 +341,11 @@ class PostgresMemoryStore:
             try:
                 conn = await pool.acquire(timeout=self._connect_timeout)
             except Exception as exc:
-                raise _translate(exc, self._where()) from exc
+                waited = (
+                    f"no connection within connect_timeout ({self._connect_timeout:g} s): "
+                    "the server did not answer, or every connection of the pool stayed busy"
+                )
+                raise _translate(exc, self._where(), waited) from exc
             own: Exception | None = None
             try:
                 if not self._prepared:
@@ -357,7 +371,7 @@ class PostgresMemoryStore:
                     )
                     retried = True
                 if not again:
-                    raise _translate(exc, self._where()) from exc
+                    raise _translate(exc, self._where(), self._ran_past()) from exc
             finally:
                 # A broken connection is terminated by release, which may re-raise.
                 with contextlib.suppress(Exception):

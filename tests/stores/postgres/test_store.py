@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections import OrderedDict
 from uuid import UUID, uuid4
 
@@ -376,6 +377,24 @@ async def test_unreachable_server_raises_unavailable() -> None:
     await store.close()
 
 
+async def test_a_server_that_does_not_answer_raises_unavailable_saying_so() -> None:
+    """A listening socket that never answers: MemoryAdapterUnavailable naming connect_timeout,
+    not a message ending in an empty reason (asyncpg's TimeoutError carries none)."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        store = PostgresMemoryStore(
+            f"postgresql://postgres@127.0.0.1:{port}/x", connect_timeout=0.5
+        )
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
+            await store.count()
+        await store.close()
+    assert isinstance(caught.value.__cause__, TimeoutError)
+    assert str(caught.value) == (
+        "PostgreSQL at the configured DSN is unavailable: no connection within connect_timeout "
+        "(0.5 s): the server did not answer, or every connection of the pool stayed busy"
+    )
+
+
 async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
     """store() calls made while a commit runs share the next transaction (one xmin)."""
     async with PostgresMemoryStore(postgres_dsn) as store:
@@ -425,8 +444,12 @@ async def test_a_statement_past_command_timeout_raises_unavailable(
             "FOR EACH ROW EXECUTE FUNCTION stall()",
             database,
         )
-        with pytest.raises(MemoryAdapterUnavailable, match="unavailable"):
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
             await store.store(MemoryItem(content="slow"))
+        assert str(caught.value) == (
+            "PostgreSQL at the configured DSN is unavailable: "
+            "a statement ran past command_timeout (0.5 s)"
+        )
         await store.store(MemoryItem(content="fast"))
         assert [i.content async for i in store.items()] == ["fast"]
 
