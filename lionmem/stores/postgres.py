@@ -690,8 +690,9 @@ class _GroupCommit:
     """``store()`` calls made while a commit is under way are committed together, in one
     transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
     many writers. A call finding nothing under way commits its own row at once. Each call
-    returns once its own batch has committed. A batch the database refuses is retried row by
-    row, so one refused item fails only its own call."""
+    returns once its own batch has committed; one cancelled while it waits for its batch is
+    withdrawn. A batch the database refuses is retried row by row, so one refused item fails
+    only its own call."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
@@ -709,10 +710,20 @@ class _GroupCommit:
                 self._start()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
+        entry = (row, future)
+        self._pending.append(entry)
         if not self._alone:
             self._start()
-        await future
+        try:
+            await future
+        except asyncio.CancelledError:
+            # Not in a batch yet: withdrawn, so that it is not written after its caller gave up
+            # (and, say, deleted the id). One already being committed may still commit.
+            for index, waiting in enumerate(self._pending):
+                if waiting is entry:
+                    del self._pending[index]
+                    break
+            raise
 
     def _start(self) -> None:
         if self._pending and self._drain_task is None:

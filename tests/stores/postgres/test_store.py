@@ -521,3 +521,35 @@ async def test_a_failed_analysis_does_not_fail_the_committed_load(
         assert postgres_server.psql(reltuples, database) == "-1"
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
         assert postgres_server.psql(reltuples, database) == "2000"
+
+
+async def test_a_store_cancelled_while_it_waits_for_its_batch_is_not_written(
+    postgres_server: Cluster,
+) -> None:
+    """store(x) waits behind a commit under way and is cancelled; its caller then deletes x
+    (nothing to delete). x must not be written afterwards by the batch it was waiting for; the
+    store queued beside it still commits."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"slow\"' THEN PERFORM pg_sleep(0.3); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION stall()",
+            database,
+        )
+        kept, dropped = MemoryItem(content="kept"), MemoryItem(content="cancelled")
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way
+        queued = asyncio.ensure_future(store.store(kept))
+        cancelled = asyncio.ensure_future(store.store(dropped))
+        await asyncio.sleep(0.05)
+        assert [task.done() for task in (slow, queued, cancelled)] == [False, False, False]
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        assert await store.delete(dropped.id) is False
+        await asyncio.gather(slow, queued)
+        assert await store.retrieve(dropped.id) is None
+        assert [i.content async for i in store.items()] == ["slow", "kept"]
