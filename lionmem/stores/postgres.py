@@ -565,7 +565,8 @@ class PostgresMemoryStore:
 
         Keyset paging on the insertion order: an item stored meanwhile is yielded at the end,
         a replaced one in its place with its new value, a deleted one not yet reached is
-        skipped, and no item is yielded twice.
+        skipped, and no item is yielded twice, except one deleted and stored again meanwhile:
+        that is a new item, yielded again at the end (where ``InMemoryStore`` puts it too).
         """
         if type(batch_size) is not int or batch_size < 1:
             msg = f"batch_size must be an int of at least 1, got {batch_size!r}"
