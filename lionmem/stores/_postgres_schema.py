@@ -120,7 +120,15 @@ async def _read_meta(conn: Connection, where: str) -> dict[str, str] | None:
             raise IncompatibleDatabaseError(msg)
         return None
     rows = await conn.fetch("SELECT key, value FROM lionmem_meta")
-    return {row[0]: row[1] for row in rows}
+    meta_rows = {row[0]: row[1] for row in rows}
+    if not items:
+        _needs(meta_rows, where)  # a newer or unreadable version is refused as such first
+        msg = (
+            f"{where} has a table lionmem_meta but no lionmem_items: restore both tables, or "
+            "drop lionmem_meta to start empty"
+        )
+        raise IncompatibleDatabaseError(msg)
+    return meta_rows
 
 
 def _needs(meta: dict[str, str] | None, where: str) -> bool:

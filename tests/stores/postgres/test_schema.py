@@ -127,6 +127,12 @@ async def test_a_newer_database_is_refused_and_untouched(postgres_server: Cluste
             "INSERT INTO lionmem_meta VALUES ('schema_version', '1'), ('unicode_version', '99.0.0')",
             "newer than this Python",
         ),
+        (
+            "CREATE TABLE lionmem_meta (key text PRIMARY KEY, value text NOT NULL); "
+            f"INSERT INTO lionmem_meta VALUES ('schema_version', '{SCHEMA_VERSION}'), "
+            f"('unicode_version', '{unicodedata.unidata_version}')",
+            "lionmem_meta but no lionmem_items: restore both",
+        ),
     ],
 )
 async def test_foreign_or_unreadable_databases_are_refused(
