@@ -371,7 +371,9 @@ class PostgresMemoryStore:
                     )
                     retried = True
                 if not again:
-                    raise _translate(exc, self._where(), self._ran_past()) from exc
+                    error = _translate(exc, self._where(), self._ran_past())
+                    # The store's own error (a database it refuses) is not its own cause.
+                    raise error from (None if error is exc else exc)
             finally:
                 # A broken connection is terminated by release, which may re-raise.
                 with contextlib.suppress(Exception):

@@ -143,8 +143,9 @@ async def test_foreign_or_unreadable_databases_are_refused(
     postgres_server.psql(setup, database)
     before = snapshot(postgres_server, database)
     store = PostgresMemoryStore(postgres_server.dsn(database))
-    with pytest.raises(IncompatibleDatabaseError, match=message):
+    with pytest.raises(IncompatibleDatabaseError, match=message) as caught:
         await store.open()
+    assert caught.value.__cause__ is None  # the store's own finding, not its own cause
     await store.close()
     assert snapshot(postgres_server, database) == before
 

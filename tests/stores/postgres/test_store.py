@@ -290,6 +290,7 @@ async def test_a_pool_passed_in_that_commits_asynchronously_is_refused(
                 await call()
             assert not isinstance(caught.value, MemoryAdapterUnavailable)
             assert "SERVER_SETTINGS" in str(caught.value)
+            assert caught.value.__cause__ is None
         await store.close()
         assert await pool.fetchval("SELECT to_regclass('lionmem_items') IS NULL") is True
     finally:
