@@ -74,6 +74,9 @@ _T = TypeVar("_T")
 _PAGE = 256
 _BATCH = 1000
 _MAX_LIMIT = 2**63 - 1
+_MAX_CONNECTIONS = (
+    2**18 - 1
+)  # PostgreSQL's ceiling of max_connections (asyncpg makes a holder each)
 _UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
 _RETRY_STATES = ("40001", "40P01")
 _NO_TABLE = "42P01"
@@ -232,8 +235,11 @@ class PostgresMemoryStore:
                 f"{MAX_NAMESPACE_BYTES} (it is part of two indexes, whose entries are bounded)"
             )
             raise ValueError(msg)
-        if type(max_size) is not int or max_size < 1:
-            msg = f"max_size must be an int of at least 1, got {max_size!r}"
+        if type(max_size) is not int or not 1 <= max_size <= _MAX_CONNECTIONS:
+            msg = (
+                f"max_size must be an int from 1 to {_MAX_CONNECTIONS:,} (the most connections "
+                f"a PostgreSQL server takes), got {max_size!r}"
+            )
             raise ValueError(msg)
         for name, value in (
             ("connect_timeout", connect_timeout),

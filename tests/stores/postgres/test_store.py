@@ -353,6 +353,8 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
         ({"dsn": "postgresql://x", "namespace": 1}, TypeError, "namespace must be a str"),
         ({"dsn": "postgresql://x", "namespace": "\udc80"}, ValueError, "surrogate"),
         ({"dsn": "postgresql://x", "max_size": 0}, ValueError, "max_size"),
+        ({"dsn": "postgresql://x", "max_size": 2**18}, ValueError, "max_size must be .* 262,143"),
+        ({"dsn": "postgresql://x", "max_size": 10**9}, ValueError, "most connections"),
         ({"dsn": "postgresql://x", "connect_timeout": 0}, ValueError, "connect_timeout"),
         ({"dsn": "postgresql://x", "command_timeout": -1}, ValueError, "command_timeout"),
     ],
