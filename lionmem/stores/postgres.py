@@ -756,7 +756,9 @@ class _GroupCommit:
         except Exception as exc:
             if len(batch) > 1 and not isinstance(exc, MemoryAdapterUnavailable):
                 for entry in batch:
-                    await self._commit([entry])
+                    # One whose caller was cancelled meanwhile is not written after it gave up.
+                    if not entry[1].done():
+                        await self._commit([entry])
                 return
             for _, future in batch:
                 if not future.done():

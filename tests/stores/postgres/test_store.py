@@ -557,3 +557,38 @@ async def test_a_store_cancelled_while_it_waits_for_its_batch_is_not_written(
         await asyncio.gather(slow, queued)
         assert await store.retrieve(dropped.id) is None
         assert [i.content async for i in store.items()] == ["slow", "kept"]
+
+
+STALL_OR_REFUSE = (
+    "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN IF NEW.content LIKE '\"slow%' THEN PERFORM pg_sleep(0.3); END IF; "
+    "IF NEW.content = '\"bad\"' THEN PERFORM pg_sleep(0.2); RAISE EXCEPTION 'refused'; END IF; "
+    "RETURN NEW; END $$; "
+    "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items FOR EACH ROW EXECUTE FUNCTION stall()"
+)
+
+
+async def test_a_store_cancelled_while_its_refused_batch_runs_is_not_retried(
+    postgres_server: Cluster,
+) -> None:
+    """store(x) is in a batch under way when its caller cancels it; the database then refuses
+    the batch (for another item), which is retried row by row: x is not written by that retry,
+    the other items are, and the refused one fails its own call."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(STALL_OR_REFUSE, database)
+        dropped = MemoryItem(content="cancelled")
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way; the next three wait for it
+        bad = asyncio.ensure_future(store.store(MemoryItem(content="bad")))
+        cancelled = asyncio.ensure_future(store.store(dropped))
+        other = asyncio.ensure_future(store.store(MemoryItem(content="other")))
+        await asyncio.sleep(0.4)  # slow committed; the batch of the three is under way
+        assert [task.done() for task in (slow, bad, cancelled, other)] == [True] + [False] * 3
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        outcomes = await asyncio.gather(bad, other, return_exceptions=True)
+        assert [type(o).__name__ for o in outcomes] == ["MemoryAdapterError", "UUID"]
+        assert await store.retrieve(dropped.id) is None
+        assert [i.content async for i in store.items()] == ["slow", "other"]
