@@ -719,20 +719,12 @@ class _GroupCommit:
                 self._start()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (row, future)
-        self._pending.append(entry)
+        self._pending.append((row, future))
         if not self._alone:
             self._start()
-        try:
-            await future
-        except asyncio.CancelledError:
-            # Not in a batch yet: withdrawn, so that it is not written after its caller gave up
-            # (and, say, deleted the id). One already being committed may still commit.
-            for index, waiting in enumerate(self._pending):
-                if waiting is entry:
-                    del self._pending[index]
-                    break
-            raise
+        # Cancelling the caller cancels ``future`` at once, and the drain leaves it out of the
+        # next batch: it is not written after its caller gave up (and, say, deleted the id).
+        await future
 
     def _start(self) -> None:
         if self._pending and self._drain_task is None:
@@ -742,13 +734,28 @@ class _GroupCommit:
     async def _drain(self) -> None:
         try:
             while self._pending:
-                batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
-                await self._commit(batch)
+                batch = self._take()
+                if batch:
+                    await self._commit(batch)
                 # The callers just answered run first: those that store again join the next
                 # batch instead of committing alone beside it.
                 await asyncio.sleep(0)
         finally:
             self._drain_task = None
+
+    def _take(self) -> list[tuple[Row, asyncio.Future[None]]]:
+        """The next batch: up to ``_BATCH`` waiting calls, in call order, leaving out those
+        cancelled meanwhile (cancelling a caller cancels its future at once)."""
+        batch: list[tuple[Row, asyncio.Future[None]]] = []
+        taken = 0
+        for entry in self._pending:
+            taken += 1
+            if not entry[1].done():
+                batch.append(entry)
+                if len(batch) == _BATCH:
+                    break
+        del self._pending[:taken]
+        return batch
 
     async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
         try:

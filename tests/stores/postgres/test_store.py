@@ -592,3 +592,52 @@ async def test_a_store_cancelled_while_its_refused_batch_runs_is_not_retried(
         assert [type(o).__name__ for o in outcomes] == ["MemoryAdapterError", "UUID"]
         assert await store.retrieve(dropped.id) is None
         assert [i.content async for i in store.items()] == ["slow", "other"]
+
+
+async def test_a_store_cancelled_by_a_sibling_just_answered_is_not_written(
+    postgres_server: Cluster,
+) -> None:
+    """A caller whose store() was just committed cancels a sibling's store(x) still waiting for
+    the next batch (as a TaskGroup does when one task fails): the next batch starts before x's
+    caller runs again, and must still leave x out. Its caller then deletes x (nothing to
+    delete); x is not written afterwards."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(STALL_OR_REFUSE, database)
+        dropped = MemoryItem(content="cancelled")
+        siblings: list[asyncio.Task[UUID]] = []
+
+        async def first() -> None:
+            await store.store(MemoryItem(content="slow-a"))
+            siblings[0].cancel()  # right after its own write is acknowledged
+
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way
+        answered = asyncio.ensure_future(first())
+        await asyncio.sleep(0.3)  # slow committed; the batch of slow-a is under way
+        siblings.append(asyncio.ensure_future(store.store(dropped)))
+        await asyncio.sleep(0.01)
+        assert [task.done() for task in (slow, answered, siblings[0])] == [True, False, False]
+        with pytest.raises(asyncio.CancelledError):
+            await siblings[0]
+        assert await store.delete(dropped.id) is False
+        await asyncio.gather(slow, answered)
+        assert await store.retrieve(dropped.id) is None
+        assert [i.content async for i in store.items()] == ["slow", "slow-a"]
+
+
+async def test_many_cancelled_stores_leave_the_others_in_order(postgres_server: Cluster) -> None:
+    """Thousands of store() calls wait behind a commit and every other one is cancelled: the
+    rest are written, in call order, and the cancelled ones are not."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(STALL_OR_REFUSE, database)
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way
+        tasks = [asyncio.ensure_future(store.store(MemoryItem(content=n))) for n in range(3000)]
+        await asyncio.sleep(0.01)
+        for task in tasks[1::2]:
+            task.cancel()
+        outcomes = await asyncio.gather(slow, *tasks, return_exceptions=True)
+        assert sum(isinstance(o, asyncio.CancelledError) for o in outcomes) == 1500
+        assert [i.content async for i in store.items()] == ["slow", *range(0, 3000, 2)]
