@@ -121,8 +121,13 @@ def _state(exc: BaseException) -> str:
 
 
 def _lost(exc: BaseException) -> bool:
-    """Whether ``exc`` says the connection or the server went away (worth a new connection)."""
-    if isinstance(exc, asyncpg.DataError | asyncpg.exceptions.ClientConfigurationError):
+    """Whether ``exc`` says the connection or the server went away (worth a new connection).
+
+    Not a statement past command_timeout (a TimeoutError, an OSError since Python 3.11): asyncpg
+    cancels it and the connection stays usable, and running it again would double the wait."""
+    if isinstance(
+        exc, TimeoutError | asyncpg.DataError | asyncpg.exceptions.ClientConfigurationError
+    ):
         return False
     return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.PostgresConnectionError)
 

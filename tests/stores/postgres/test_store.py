@@ -458,6 +458,40 @@ async def test_a_statement_past_command_timeout_raises_unavailable(
         assert [i.content async for i in store.items()] == ["fast"]
 
 
+async def test_a_statement_past_command_timeout_runs_once_and_keeps_the_pool(
+    postgres_server: Cluster,
+) -> None:
+    """A statement past command_timeout is cancelled and raised, not taken for a lost
+    connection: it is not run a second time (which doubled the wait and could write twice) and
+    the pooled connections are kept, not replaced."""
+    database = postgres_server.fresh_database()
+    attempts = "SELECT last_value FROM attempts"
+    async with PostgresMemoryStore(postgres_server.dsn(database), command_timeout=0.5) as store:
+        postgres_server.psql(
+            "CREATE SEQUENCE attempts; "  # nextval survives the rollback of a cancelled statement
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"slow\"' THEN PERFORM nextval('attempts'); "
+            "PERFORM pg_sleep(5); END IF; RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION stall()",
+            database,
+        )
+
+        async def backends() -> set[int]:
+            # Holds three pooled connections at once, so that each reports its server process.
+            async def pid(conn: asyncpg.Connection) -> int:
+                return int(await conn.fetchval("SELECT pg_backend_pid() FROM pg_sleep(0.1)"))
+
+            return set(await asyncio.gather(*(store._call(pid) for _ in range(3))))
+
+        before = await backends()
+        with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout"):
+            await store.store(MemoryItem(content="slow"))
+        assert postgres_server.psql(attempts, database) == "1"
+        assert await backends() == before
+        assert await store.count() == 0
+
+
 async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: Cluster) -> None:
     """A store_many of 1,000 items or more into a never-analysed table analyses it once."""
     database = postgres_server.fresh_database()
