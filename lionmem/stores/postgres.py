@@ -371,8 +371,9 @@ class PostgresMemoryStore:
                 again = retry() if callable(retry) else retry
                 if _state(exc) == _NO_TABLE and not recreated:
                     # The tables are gone (the database was recreated or restored empty):
-                    # create them again, as on first use.
-                    self._prepared, recreated = False, True
+                    # create them again, as on first use (the new table has no statistics).
+                    self._prepared = self._analysed = False
+                    recreated = True
                 else:
                     lost = _lost(exc)
                     if lost:

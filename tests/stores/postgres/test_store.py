@@ -505,6 +505,23 @@ async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: C
         assert postgres_server.psql(reltuples, database) == "1999"
 
 
+async def test_a_first_bulk_load_into_recreated_tables_gives_them_statistics(
+    postgres_server: Cluster,
+) -> None:
+    """lionmem's tables are dropped under a store that analysed them: the store creates them
+    again, and the first bulk load into the new table analyses it too."""
+    database = postgres_server.fresh_database()
+    reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store_many([MemoryItem(content=n) for n in range(1000)])
+        assert postgres_server.psql(reltuples, database) == "1000"
+        postgres_server.psql("DROP TABLE lionmem_items, lionmem_meta", database)
+        assert await store.count() == 0
+        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
+        await store.store_many([MemoryItem(content=n) for n in range(1200)])
+        assert postgres_server.psql(reltuples, database) == "1200"
+
+
 @pytest.mark.parametrize("method", ["store_many", "store_stream"])
 async def test_a_first_bulk_load_during_a_vacuum_returns_once_written(
     postgres_server: Cluster, method: str
