@@ -368,13 +368,16 @@ class PostgresMemoryStore:
             except _Own as carried:
                 own = carried.error
             except Exception as exc:
-                again = retry() if callable(retry) else retry
                 if _state(exc) == _NO_TABLE and not recreated:
                     # The tables are gone (the database was recreated or restored empty):
-                    # create them again, as on first use (the new table has no statistics).
+                    # create them again, as on first use (the new table has no statistics),
+                    # and run the operation again whatever ``retry`` says: nothing it wrote is
+                    # lost or doubled, since a statement that wrote holds a lock that keeps the
+                    # table from being dropped until its transaction ends.
                     self._prepared = self._analysed = False
-                    recreated = True
+                    again = recreated = True
                 else:
+                    again = retry() if callable(retry) else retry
                     lost = _lost(exc)
                     if lost:
                         await pool.expire_connections()  # the others are probably stale too
@@ -505,26 +508,32 @@ class PostgresMemoryStore:
         instead. A repeated id is stored once, at its first position, holding its last value
         (and counted each time it is written). A connection found broken before the first item
         was read is replaced and the stream runs again; once items were read, a database
-        failure is raised and not retried (they cannot be read again).
+        failure is raised and not retried (they cannot be read again), except tables found
+        missing: they are created again and the stream goes on with the items it holds.
         """
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
         reading = False
+        chunk: list[Row] | None = None  # read, and not yet written by a statement that ran
 
         async def write(conn: Any) -> int:
-            nonlocal reading
+            nonlocal reading, chunk
             stored = 0
             async with _transaction(conn):
                 reading = True
                 while True:
-                    try:
-                        chunk = next(chunks, None)
-                    except Exception as exc:
-                        raise _Own(exc) from None
                     if chunk is None:
-                        return stored
+                        try:
+                            chunk = next(chunks, None)
+                        except Exception as exc:
+                            raise _Own(exc) from None
+                        if chunk is None:
+                            return stored
+                    # Tables found missing fail this first statement only: the run again
+                    # starts with the chunk it holds.
                     await conn.execute(_UPSERT_MANY, ns, *_columns(_unique(chunk)))
                     stored += len(chunk)
+                    chunk = None
 
         stored = await self._call(write, retry=lambda: not reading)
         if stored >= _BATCH and not self._analysed:
@@ -565,7 +574,8 @@ class PostgresMemoryStore:
         if key is None:
             return False
         ns = self._ns
-        # Not retried: had a lost connection committed the delete, a retry would answer False.
+        # Not retried on a lost connection: had it committed the delete, a retry would answer
+        # False (tables found missing are another matter: the statement never ran).
         found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
         return found is True
 

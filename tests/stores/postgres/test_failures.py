@@ -175,3 +175,39 @@ async def test_a_database_recreated_empty_gets_its_tables_again(
         assert await store.retrieve(item.id) == item
         assert [i.content async for i in store.items()] == ["after"]
     assert postgres_server.psql("SELECT count(*) FROM lionmem_meta", database) == "2"
+
+
+async def test_a_delete_first_after_the_tables_vanished_gets_them_again(
+    postgres_server: Cluster,
+) -> None:
+    """delete() (never run twice on a lost connection) is the first call after lionmem's tables
+    were dropped: it creates them again and answers, as every other call does."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        item = MemoryItem(content="before")
+        await store.store(item)
+        postgres_server.psql("DROP TABLE lionmem_items, lionmem_meta", database)
+        assert await store.delete(item.id) is False
+        assert await store.count() == 0
+
+
+async def test_a_stream_first_after_the_tables_vanished_writes_everything_once(
+    postgres_server: Cluster,
+) -> None:
+    """store_stream() is the first call after lionmem's tables were dropped, and finds them
+    missing once it has begun reading: it creates them again and goes on with the items it
+    read, reading each of them once."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(MemoryItem(content="before"))
+        postgres_server.psql("DROP TABLE lionmem_items, lionmem_meta", database)
+        read: list[int] = []
+
+        def notes() -> Iterator[MemoryItem]:
+            for n in range(2500):
+                read.append(n)
+                yield MemoryItem(content=n)
+
+        assert await store.store_stream(notes()) == 2500
+        assert read == list(range(2500))
+        assert [i.content async for i in store.items()] == list(range(2500))
