@@ -136,7 +136,8 @@ def _translate(
     exc: BaseException, where: str, timed_out: str = "it timed out"
 ) -> MemoryAdapterError:
     """The store's error for ``exc``; ``timed_out`` says which timeout a bare TimeoutError
-    (asyncpg's carry no message) ran past."""
+    (asyncpg's carry no message) ran past, and another exception without a message is named
+    by its type."""
     if isinstance(exc, MemoryAdapterError):
         return exc
     state = _state(exc)
@@ -145,7 +146,7 @@ def _translate(
         or isinstance(exc, TimeoutError)
         or state.startswith(_UNAVAILABLE_STATES + _RETRY_STATES)
     ):
-        reason = str(exc) or timed_out
+        reason = str(exc) or (timed_out if isinstance(exc, TimeoutError) else type(exc).__name__)
         return MemoryAdapterUnavailable(f"PostgreSQL at {where} is unavailable: {reason}")
     return MemoryAdapterError(f"PostgreSQL at {where} failed: {exc}")
 

@@ -492,6 +492,27 @@ async def test_a_statement_past_command_timeout_runs_once_and_keeps_the_pool(
         assert await store.count() == 0
 
 
+async def test_a_lost_connection_without_a_message_is_named_by_its_type(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection lost with an exception that carries no message (ConnectionResetError())
+    raises MemoryAdapterUnavailable naming that exception, not a timeout that did not happen."""
+
+    async def reset(self: asyncpg.Connection, query: str, *args: object) -> object:
+        raise ConnectionResetError
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        monkeypatch.setattr(asyncpg.Connection, "fetchval", reset)
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
+            await store.count()
+        assert str(caught.value) == (
+            "PostgreSQL at the configured DSN is unavailable: ConnectionResetError"
+        )
+        assert isinstance(caught.value.__cause__, ConnectionResetError)
+        monkeypatch.undo()
+        assert await store.count() == 0  # the next call works
+
+
 async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: Cluster) -> None:
     """A store_many of 1,000 items or more into a never-analysed table analyses it once."""
     database = postgres_server.fresh_database()
