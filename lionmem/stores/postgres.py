@@ -197,6 +197,18 @@ def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
     return seq, _decode(row[1:])
 
 
+def _unusable(pool: Any) -> str | None:
+    """Why a pool passed in can give no connection whatever the server does, if it cannot."""
+    if pool.is_closing():
+        return "the pool passed in is closed: its owner closed it while the store still uses it"
+    if not getattr(pool, "_initialized", True):  # asyncpg's own flag; no public one exists
+        return (
+            "the pool passed in is not initialized: pass the pool that "
+            "await asyncpg.create_pool(...) returns, not the un-awaited call"
+        )
+    return None
+
+
 async def _keep_session(conn: Any) -> None:
     """Pool reset: nothing. The store leaves no session state behind (asyncpg still rolls back
     an open transaction), so the default four-statement reset round trip is skipped."""
@@ -354,6 +366,9 @@ class PostgresMemoryStore:
             try:
                 conn = await pool.acquire(timeout=self._connect_timeout)
             except Exception as exc:
+                refused = None if self._owns_pool else _unusable(pool)
+                if refused is not None:  # the caller's mistake, not an outage
+                    raise MemoryAdapterError(refused) from exc
                 waited = (
                     f"no connection within connect_timeout ({self._connect_timeout:g} s): "
                     "the server did not answer, or every connection of the pool stayed busy"

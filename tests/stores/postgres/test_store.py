@@ -269,6 +269,34 @@ async def test_a_pool_passed_in_stays_the_callers(postgres_dsn: str) -> None:
         await pool.close()
 
 
+@pytest.mark.parametrize("how", ["never awaited", "closed"])
+async def test_a_pool_passed_in_that_cannot_connect_is_a_programming_error(
+    postgres_dsn: str, how: str
+) -> None:
+    """A pool passed in that was never awaited (asyncpg.create_pool(dsn) without await), or
+    that its owner closed, raises MemoryAdapterError saying so at each call: it is the caller's
+    mistake, not an outage to wait out (MemoryAdapterUnavailable)."""
+    pool = asyncpg.create_pool(postgres_dsn, min_size=0)
+    if how == "closed":
+        await pool
+        await pool.close()
+        expected = (
+            "the pool passed in is closed: its owner closed it while the store still uses it"
+        )
+    else:
+        expected = (
+            "the pool passed in is not initialized: pass the pool that "
+            "await asyncpg.create_pool(...) returns, not the un-awaited call"
+        )
+    store = PostgresMemoryStore(pool=pool)
+    for call in (store.count, store.open):
+        with pytest.raises(MemoryAdapterError) as caught:
+            await call()
+        assert type(caught.value) is MemoryAdapterError
+        assert str(caught.value) == expected
+    await store.close()
+
+
 @pytest.mark.parametrize("where", ["pool", "database"])
 async def test_a_pool_passed_in_that_commits_asynchronously_is_refused(
     postgres_server: Cluster, where: str
