@@ -404,8 +404,11 @@ class PostgresMemoryStore:
                     retried = True
                 if not again:
                     error = _translate(exc, self._where(), self._ran_past())
-                    # The store's own error (a database it refuses) is not its own cause.
-                    raise error from (None if error is exc else exc)
+                    if error is exc:
+                        # The store's own error (a database it refuses, a malformed row) goes
+                        # on as it is, with its own cause, if any: it is not its own cause.
+                        raise
+                    raise error from exc
             finally:
                 # A broken connection is terminated by release, which may re-raise.
                 with contextlib.suppress(Exception):

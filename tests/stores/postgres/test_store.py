@@ -520,6 +520,26 @@ async def test_a_statement_past_command_timeout_runs_once_and_keeps_the_pool(
         assert await store.count() == 0
 
 
+async def test_a_malformed_row_keeps_the_decoding_error_as_its_cause(
+    postgres_server: Cluster,
+) -> None:
+    """A stored row whose metadata is not a JSON object raises MemoryAdapterError naming the
+    item, from search (decoded inside the store's operation) as from retrieve, with the
+    decoding error as its cause, which says what is wrong with it."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        item = MemoryItem(content="kept")
+        await store.store(item)
+        postgres_server.psql("UPDATE lionmem_items SET metadata = '[1]'", database)
+        for call in (lambda: store.retrieve(item.id), lambda: store.search(MemoryQuery())):
+            with pytest.raises(MemoryAdapterError, match=f"the stored row of item '{item.id}'"):
+                await call()
+            with pytest.raises(MemoryAdapterError) as caught:
+                await call()
+            assert caught.value.__cause__ is not None
+            assert not isinstance(caught.value.__cause__, MemoryAdapterError)
+
+
 async def test_a_lost_connection_without_a_message_is_named_by_its_type(
     postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
