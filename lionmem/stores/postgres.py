@@ -74,9 +74,8 @@ _T = TypeVar("_T")
 _PAGE = 256
 _BATCH = 1000
 _MAX_LIMIT = 2**63 - 1
-_MAX_CONNECTIONS = (
-    2**18 - 1
-)  # PostgreSQL's ceiling of max_connections (asyncpg makes a holder each)
+# PostgreSQL's ceiling of max_connections (asyncpg makes an object per slot of a pool).
+_MAX_CONNECTIONS = 2**18 - 1
 _UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
 _RETRY_STATES = ("40001", "40P01")
 _NO_TABLE = "42P01"
