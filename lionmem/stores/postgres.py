@@ -345,6 +345,19 @@ class PostgresMemoryStore:
                     raise _translate(exc, self._where()) from exc
         return self._pool
 
+    async def _acquire(self, pool: Any) -> Any:
+        try:
+            return await pool.acquire(timeout=self._connect_timeout)
+        except Exception as exc:
+            refused = None if self._owns_pool else _unusable(pool)
+            if refused is not None:  # the caller's mistake, not an outage
+                raise MemoryAdapterError(refused) from exc
+            waited = (
+                f"no connection within connect_timeout ({self._connect_timeout:g} s): "
+                "the server did not answer, or every connection of the pool stayed busy"
+            )
+            raise _translate(exc, self._where(), waited) from exc
+
     async def _call(
         self,
         operation: Callable[[Any], Awaitable[_T]],
@@ -356,23 +369,13 @@ class PostgresMemoryStore:
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
         (the operation is idempotent; a callable is asked after the failure), the operation runs
         once more on a new connection. Tables found missing (the database was recreated or
-        restored empty) are created again and, when ``retry`` allows, the operation runs once
-        more. An exception the operation wraps in ``_Own`` is raised as it is, untranslated.
+        restored empty) are created again and the operation runs once more, whatever ``retry``
+        says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it is, untranslated.
         """
         pool = await self._get_pool()
         retried = recreated = False
         while True:
-            try:
-                conn = await pool.acquire(timeout=self._connect_timeout)
-            except Exception as exc:
-                refused = None if self._owns_pool else _unusable(pool)
-                if refused is not None:  # the caller's mistake, not an outage
-                    raise MemoryAdapterError(refused) from exc
-                waited = (
-                    f"no connection within connect_timeout ({self._connect_timeout:g} s): "
-                    "the server did not answer, or every connection of the pool stayed busy"
-                )
-                raise _translate(exc, self._where(), waited) from exc
+            conn = await self._acquire(pool)
             own: Exception | None = None
             try:
                 if not self._prepared:

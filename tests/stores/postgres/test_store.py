@@ -280,9 +280,7 @@ async def test_a_pool_passed_in_that_cannot_connect_is_a_programming_error(
     if how == "closed":
         await pool
         await pool.close()
-        expected = (
-            "the pool passed in is closed: its owner closed it while the store still uses it"
-        )
+        expected = "the pool passed in is closed: its owner closed it while the store still uses it"
     else:
         expected = (
             "the pool passed in is not initialized: pass the pool that "
