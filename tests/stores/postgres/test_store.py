@@ -744,8 +744,9 @@ async def test_a_store_cancelled_while_its_refused_batch_runs_is_not_retried(
         bad = asyncio.ensure_future(store.store(MemoryItem(content="bad")))
         cancelled = asyncio.ensure_future(store.store(dropped))
         other = asyncio.ensure_future(store.store(MemoryItem(content="other")))
-        await asyncio.sleep(0.4)  # slow committed; the batch of the three is under way
-        assert [task.done() for task in (slow, bad, cancelled, other)] == [True] + [False] * 3
+        await slow
+        await asyncio.sleep(0.05)  # the batch of the three is under way (bad takes 0.2 s)
+        assert [task.done() for task in (bad, cancelled, other)] == [False] * 3
         cancelled.cancel()
         with pytest.raises(asyncio.CancelledError):
             await cancelled
@@ -775,14 +776,15 @@ async def test_a_store_cancelled_by_a_sibling_just_answered_is_not_written(
         slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
         await asyncio.sleep(0.05)  # its commit is under way
         answered = asyncio.ensure_future(first())
-        await asyncio.sleep(0.3)  # slow committed; the batch of slow-a is under way
+        await slow
+        await asyncio.sleep(0.05)  # the batch of slow-a is under way (it takes 0.3 s)
         siblings.append(asyncio.ensure_future(store.store(dropped)))
         await asyncio.sleep(0.01)
-        assert [task.done() for task in (slow, answered, siblings[0])] == [True, False, False]
+        assert [task.done() for task in (answered, siblings[0])] == [False, False]
         with pytest.raises(asyncio.CancelledError):
             await siblings[0]
         assert await store.delete(dropped.id) is False
-        await asyncio.gather(slow, answered)
+        await answered
         assert await store.retrieve(dropped.id) is None
         assert [i.content async for i in store.items()] == ["slow", "slow-a"]
 
