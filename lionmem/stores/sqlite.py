@@ -719,6 +719,7 @@ class SQLiteMemoryStore:
         is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
         An item whose id came earlier replaces it and is counted too (skipped items are not).
         """
+        self._check_open()
         return await self._call(partial(self._stream, items=items, skip=on_unrepresentable))
 
     def _stream(
