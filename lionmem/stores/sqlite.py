@@ -582,7 +582,8 @@ class SQLiteMemoryStore:
         await self._call(lambda conn: None)
 
     async def close(self) -> None:
-        """Wait for submitted operations, then close the database; idempotent.
+        """Wait for submitted operations, then close the database; idempotent (a call made
+        while another is closing the store returns once it is closed).
 
         In a process forked from the one that opened the store, it only marks this copy closed.
         """
@@ -593,6 +594,7 @@ class SQLiteMemoryStore:
         try:
             future = self._worker.submit(self._finish, last=True)
         except WorkerStopped:
+            await self._worker.ended()  # closed, or closing in another call: wait until it is
             return
         await future
 

@@ -294,6 +294,32 @@ async def test_a_cancelled_close_still_closes(tmp_path: Path) -> None:
         await store.count()
 
 
+async def test_a_close_during_another_close_waits_until_the_store_is_closed(
+    tmp_path: Path,
+) -> None:
+    """close() called while another close() waits for queued operations, in the same loop or in
+    another thread's, returns only once those have completed and the file is closed."""
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    await store.store(MemoryItem(content="first"))
+    with worker_held(store) as release:
+        queued = asyncio.ensure_future(store.store(MemoryItem(content="queued")))
+        first = asyncio.ensure_future(store.close())
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(store.close())
+        third = asyncio.ensure_future(asyncio.to_thread(lambda: asyncio.run(store.close())))
+        await asyncio.sleep(0.1)
+        early = [task.done() for task in (queued, first, second, third)]
+        release.set()
+        await asyncio.gather(second, third)
+        late = [queued.done(), first.done(), (tmp_path / "memory.db-wal").exists()]
+    await first
+    assert (early, late) == ([False] * 4, [True, True, False])
+    assert raw(tmp_path / "memory.db", "SELECT content FROM items ORDER BY seq") == [
+        ('"first"',),
+        ('"queued"',),
+    ]
+
+
 # ---------------------------------------------------------------- group commit
 
 
