@@ -21,8 +21,8 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 * Close: ``close()`` (or leaving ``async with``) waits for queued operations and is idempotent;
   every later call raises ``MemoryAdapterUnavailable``. A store dropped unclosed is finalized:
   its connections close and its thread ends.
-* Cancellation: an operation cancelled before the worker starts it is not run; once its commit
-  has begun, it completes.
+* Cancellation: an operation cancelled before the worker starts it is not run (a stream, before
+  its commit: it reads no further item and rolls back); once its commit has begun, it completes.
 * Fork: in a child forked after the store was used, every call raises
   ``MemoryAdapterUnavailable``; open a new store there.
 * Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
@@ -720,17 +720,25 @@ class SQLiteMemoryStore:
         exception it raises, or an item that cannot be stored exactly, rolls everything back and
         is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
         An item whose id came earlier replaces it and is counted too (skipped items are not).
+        Cancelled before its commit, it reads no further item and rolls everything back.
         """
         self._check_open()
-        return await self._call(partial(self._stream, items=items, skip=on_unrepresentable))
+        withdrawn = threading.Event()
+        stream = partial(self._stream, items=items, skip=on_unrepresentable, withdrawn=withdrawn)
+        try:
+            return await self._call(stream)
+        except asyncio.CancelledError:
+            withdrawn.set()  # seen by the worker before the next item and before the commit
+            raise
 
     def _stream(
         self,
         conn: sqlite3.Connection,
         items: Iterable[MemoryItem],
         skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
+        withdrawn: threading.Event,
     ) -> int:
-        stored = _write_stream(conn, items, skip, repr(self._path))
+        stored = _write_stream(conn, items, skip, repr(self._path), withdrawn)
         self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
 
@@ -947,11 +955,19 @@ def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, Me
     return [(row[0], _decode_row(row[1:])) for row in rows]
 
 
+def _check_withdrawn(withdrawn: threading.Event) -> None:
+    """Raise ``CancelledError`` (rolling the stream back) once its caller was cancelled."""
+    if withdrawn.is_set():
+        msg = "store_stream was cancelled before its commit; nothing of it was stored"
+        raise asyncio.CancelledError(msg)
+
+
 def _write_stream(
     conn: sqlite3.Connection,
     items: Iterable[MemoryItem],
     skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
     where: str,
+    withdrawn: threading.Event,
 ) -> int:
     stored = 0
     begun = False
@@ -959,6 +975,7 @@ def _write_stream(
         with transaction(conn):
             begun = True
             for item in items:
+                _check_withdrawn(withdrawn)
                 try:
                     encoded = encode_item(_require_item(item))
                 except UnrepresentableValueError as exc:
@@ -970,6 +987,7 @@ def _write_stream(
                 stored += 1
             if stored >= TAIL_ITEMS:
                 _index_all(conn, where, {})
+            _check_withdrawn(withdrawn)
     except sqlite3.Error as exc:
         if not begun:
             raise  # nothing consumed yet: the whole operation may be retried

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -199,3 +200,29 @@ async def test_a_locked_file_fails_before_the_stream_is_read(tmp_path: Path) -> 
                 await store.store_stream(counting())
             other.execute("ROLLBACK")
         assert (pulled, await store.count()) == ([], 0)
+
+
+async def test_a_cancelled_stream_reads_no_further_and_stores_nothing(tmp_path: Path) -> None:
+    """Cancelled while its iterable waits for the next item, store_stream reads no item after
+    that one and rolls back: nothing is stored and the worker is free for the next call."""
+    reached, cancelled = threading.Event(), threading.Event()
+    pulled: list[int] = []
+
+    def slow() -> Iterator[MemoryItem]:
+        for n in range(500):
+            if n == 3:
+                reached.set()
+                cancelled.wait(10)
+            pulled.append(n)
+            yield MemoryItem(content=n)
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        task = asyncio.ensure_future(store.store_stream(slow()))
+        assert await asyncio.to_thread(reached.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        cancelled.set()
+        await store.store(MemoryItem(content="after"))
+        found = [item.content for item in await _everything(store)]
+    assert (pulled, found) == ([0, 1, 2, 3], ["after"])
