@@ -43,7 +43,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import chain
 from types import TracebackType
@@ -730,6 +730,8 @@ class SQLiteMemoryStore:
         except asyncio.CancelledError:
             withdrawn.set()  # seen by the worker before the next item and before the commit
             raise
+        except _CallersError as carried:
+            raise carried.error from carried.error.__cause__
 
     def _stream(
         self,
@@ -955,6 +957,28 @@ def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, Me
     return [(row[0], _decode_row(row[1:])) for row in rows]
 
 
+class _CallersError(Exception):
+    """A SQLite error raised by a stream's iterable or callback (reading another database, say),
+    carried past the store's handling of its own SQLite errors and raised as it was."""
+
+    def __init__(self, error: sqlite3.Error) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _callers(items: Iterable[MemoryItem]) -> Iterator[MemoryItem]:
+    """Yield what ``items`` yields; a SQLite error it raises comes out as ``_CallersError``."""
+    iterator = iter(items)
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except sqlite3.Error as error:
+            raise _CallersError(error) from error
+        yield item
+
+
 def _check_withdrawn(withdrawn: threading.Event) -> None:
     """Raise ``CancelledError`` (rolling the stream back) once its caller was cancelled."""
     if withdrawn.is_set():
@@ -974,14 +998,17 @@ def _write_stream(
     try:
         with transaction(conn):
             begun = True
-            for item in items:
+            for item in _callers(items):
                 _check_withdrawn(withdrawn)
                 try:
                     encoded = encode_item(_require_item(item))
                 except UnrepresentableValueError as exc:
                     if skip is None:
                         raise
-                    skip(item, exc)
+                    try:
+                        skip(item, exc)
+                    except sqlite3.Error as error:
+                        raise _CallersError(error) from error
                     continue
                 _upsert(conn, encoded, where)
                 stored += 1

@@ -226,3 +226,44 @@ async def test_a_cancelled_stream_reads_no_further_and_stores_nothing(tmp_path: 
         await store.store(MemoryItem(content="after"))
         found = [item.content for item in await _everything(store)]
     assert (pulled, found) == ([0, 1, 2, 3], ["after"])
+
+
+async def test_a_sqlite_error_of_the_iterable_is_raised_as_it_is(tmp_path: Path) -> None:
+    """An iterable reading another SQLite database may raise sqlite3 errors of its own: each is
+    raised unchanged (not as this store's file failing), once, and nothing is stored."""
+    own = sqlite3.OperationalError("database is locked")
+    pulled: list[int] = []
+
+    def from_elsewhere() -> Iterator[MemoryItem]:
+        pulled.append(1)
+        yield MemoryItem(content="first")
+        raise own
+
+    source = sqlite3.connect(tmp_path / "source.db")  # bound to this thread, read in the worker's
+    with closing(source):
+        source.execute("CREATE TABLE t (x)")
+        source.execute("INSERT INTO t VALUES ('row')")
+        async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+            with pytest.raises(sqlite3.OperationalError) as raised:
+                await store.store_stream(from_elsewhere())
+            with pytest.raises(sqlite3.ProgrammingError, match="same thread"):
+                await store.store_stream(
+                    MemoryItem(content=x) for (x,) in source.execute("SELECT x FROM t")
+                )
+            count = await store.count()
+    assert (raised.value is own, pulled, count) == (True, [1], 0)
+
+
+async def test_a_sqlite_error_of_the_callback_is_raised_as_it_is(tmp_path: Path) -> None:
+    """The same holds for ``on_unrepresentable``: its own SQLite error comes out unchanged."""
+    own = sqlite3.IntegrityError("the log table refused the row")
+
+    def log(item: MemoryItem, error: UnrepresentableValueError) -> None:
+        raise own
+
+    items = [MemoryItem(content="kept"), MemoryItem(content={1, 2})]
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(sqlite3.IntegrityError) as raised:
+            await store.store_stream(items, on_unrepresentable=log)
+        count = await store.count()
+    assert (raised.value is own, count) == (True, 0)
