@@ -24,7 +24,7 @@ reads the items above, which come after them in insertion order. Its SQL checks 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from lionmem.errors import UnsupportedMemoryQuery
@@ -35,6 +35,7 @@ __all__ = [
     "CAP",
     "MAX_SQL_FILTERS",
     "MAX_TAGS",
+    "SCANNED",
     "Counter",
     "SearchDraft",
     "SearchPlan",
@@ -52,6 +53,9 @@ CAP = 4_000
 
 TRIGRAMS = 8
 """Most trigrams of a needle the index is asked for."""
+
+SCANNED = 2_048
+"""Most positions of a needle whose trigrams are considered (all of a shorter needle's)."""
 
 MAX_SQL_FILTERS = 16
 """Filters pre-selected in SQL, each way (equal to a value; ``None``); the rest are confirmed in
@@ -93,9 +97,16 @@ def _fts_query(needle: str) -> str:
 
     Every text holding the needle holds each of them, and ``instr()`` then checks exactly. A
     phrase of every trigram would select little better, at a cost of the needle's length times
-    each trigram's occurrences (seconds for a long needle over repetitive content).
+    each trigram's occurrences (seconds for a long needle over repetitive content). The trigrams
+    are taken at no more than ``SCANNED`` positions, spread over the needle, so that a needle of
+    any length costs the caller's thread the same few microseconds.
     """
-    trigrams = list(dict.fromkeys(needle[start : start + 3] for start in range(len(needle) - 2)))
+    last = len(needle) - _TRIGRAM
+    positions: Sequence[int] = range(last + 1)
+    if len(positions) > SCANNED:
+        spread = range(0, last + 1, -(-last // (SCANNED - 1)))  # about SCANNED, both ends
+        positions = spread if spread[-1] == last else [*spread, last]
+    trigrams = list(dict.fromkeys(needle[start : start + _TRIGRAM] for start in positions))
     if len(trigrams) > TRIGRAMS:
         step = (len(trigrams) - 1) / (TRIGRAMS - 1)
         trigrams = [trigrams[round(n * step)] for n in range(TRIGRAMS)]

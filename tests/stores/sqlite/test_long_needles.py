@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import SupportsIndex
 
 import pytest
 
@@ -73,3 +74,41 @@ async def test_long_needles_over_repetitive_content_match_the_reference(
     await fill(reference, *items)
     query = MemoryQuery(text=needle, limit=10)
     assert await contents(store, query) == await contents(reference, query)
+
+
+class _CountingSlices(str):
+    """A needle that counts the slices taken of it."""
+
+    slices = 0
+
+    def __getitem__(self, key: SupportsIndex | slice) -> str:
+        type(self).slices += 1
+        return str.__getitem__(self, key)
+
+
+def test_a_needle_of_any_length_is_read_at_a_bounded_number_of_positions() -> None:
+    """The index query of a needle of 100,000 characters is built from at most SCANNED + 1 of its
+    positions (the first and the last among them): its cost in the caller's thread is bounded."""
+    needle = _CountingSlices("ab" * 50_000 + "xyz")
+    terms = _index_terms(needle)
+    assert _CountingSlices.slices <= _sqlite_query.SCANNED + 1
+    assert (terms[0], terms[-1], len(set(terms)) == len(terms)) == ("aba", "xyz", True)
+
+
+async def test_needles_longer_than_the_scanned_positions_stay_exact(
+    store: SQLiteMemoryStore,
+) -> None:
+    """A needle longer than SCANNED positions finds the items holding it, not an item that
+    differs from it only between the positions its index query was built from."""
+    long_text = "".join(f"{n:05d}" for n in range(2_000))
+    reference = InMemoryStore()
+    items = [
+        MemoryItem(content=long_text),
+        MemoryItem(content=long_text[:5_003] + "#" + long_text[5_004:]),
+        MemoryItem(content="x" + long_text + "y"),
+    ]
+    await fill(store, *items)
+    await fill(reference, *items)
+    query = MemoryQuery(text=long_text)
+    assert await contents(store, query) == await contents(reference, query)
+    assert len(await store.search(query)) == 2
