@@ -376,13 +376,19 @@ class SQLiteMemoryStore:
     def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
         """Commit the writes queued together in one transaction (in the worker thread).
 
-        If that fails, each is committed on its own, so only a write that fails by itself fails.
+        If that fails, each is committed on its own, so only a write that fails by itself fails;
+        but a lock held past the busy timeout and the retries fails them all at once (each would
+        wait for it again).
         """
         where = repr(self._path)
         if len(batches) > 1:
             everything = tuple(chain.from_iterable(batches))
             try:
                 indexed = self._run(partial(_write, batch=everything, where=where))
+            except MemoryAdapterUnavailable as exc:
+                cause = exc.__cause__
+                if isinstance(cause, sqlite3.Error) and _primary(cause) in _RETRYABLE:
+                    return [(None, exc)] * len(batches)
             except Exception:
                 pass  # the writes are committed one by one just below
             else:

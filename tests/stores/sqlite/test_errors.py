@@ -51,6 +51,28 @@ async def test_write_lock_held_too_long_raises_unavailable(
         await store.store(MemoryItem())
 
 
+async def test_writes_grouped_behind_a_held_lock_wait_for_it_once(tmp_path: Path) -> None:
+    """Writes queued together that meet a lock held past the busy timeout all raise after the
+    group's own retries (three attempts at the lock in all), not after one round each."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, busy_timeout=0.05) as store:
+        await store.store(MemoryItem(content="first"))
+        attempts: list[str] = []
+        await store._call(lambda conn: conn.set_trace_callback(attempts.append))
+        release = threading.Event()
+        with _write_lock_held(path):
+            blocker = asyncio.ensure_future(store._call(lambda conn: release.wait(10)))
+            writes = [asyncio.ensure_future(store.store(MemoryItem(content=n))) for n in range(4)]
+            await asyncio.sleep(0.01)
+            release.set()
+            outcomes = await asyncio.gather(*writes, return_exceptions=True)
+            await blocker
+        await store._call(lambda conn: conn.set_trace_callback(None))
+        count = await store.count()
+    assert [type(outcome) for outcome in outcomes] == [MemoryAdapterUnavailable] * 4
+    assert (attempts, count) == (["BEGIN IMMEDIATE"] * 3, 1)
+
+
 async def test_locked_write_stores_nothing(store: SQLiteMemoryStore, tmp_path: Path) -> None:
     """The write that met the lock left nothing behind."""
     with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):
