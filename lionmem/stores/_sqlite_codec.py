@@ -266,8 +266,14 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     validates: a UUID id and, if present, an accepted ``metadata['lion_class']``.
     """
     item_id = item.id
-    if not isinstance(item_id, UUID):
-        raise UnrepresentableValueError("id", type(item_id).__qualname__, "id must be a UUID")
+    if type(item_id) is not UUID:
+        reason = "id must be a UUID"
+        if isinstance(item_id, UUID):
+            reason = (
+                "it is a subclass of UUID; it is stored by its canonical text and comes back as a "
+                "plain UUID, whose str() may differ (convert it first)"
+            )
+        raise UnrepresentableValueError("id", type(item_id).__qualname__, reason)
     metadata = item.metadata
     if type(metadata) is not dict:
         raise UnrepresentableValueError(

@@ -116,6 +116,34 @@ async def test_an_unvalidated_item_is_refused_and_poisons_nothing(
     assert (await store.retrieve(kept.id)) == kept
 
 
+class _ShoutingId(UUID):
+    """A UUID whose str() is not the canonical text."""
+
+    def __str__(self) -> str:
+        return "ID-" + super().__str__().upper()
+
+
+async def test_a_validated_item_with_a_uuid_subclass_id_is_refused(
+    store: SQLiteMemoryStore,
+) -> None:
+    """Validation keeps a UUID subclass as the id; it would come back a plain UUID (stored under
+    its own str(), it made every later search fail as malformed), so it is refused, naming id."""
+    kept = MemoryItem(content="kept")
+    await store.store(kept)
+    odd = MemoryItem(id=_ShoutingId(int=12345), content="odd")
+    with pytest.raises(UnrepresentableValueError, match="subclass of UUID") as caught:
+        await store.store(odd)
+    with pytest.raises(UnrepresentableValueError):
+        await store.store_many([odd])
+    with pytest.raises(UnrepresentableValueError):
+        await store.store_stream([odd])
+    assert (caught.value.field, await contents(store, EVERYTHING)) == ("id", ["kept"])
+    assert await store.retrieve(UUID(int=12345)) is None
+    converted = odd.model_copy(update={"id": UUID(int=odd.id.int)})
+    await store.store(converted)
+    assert await contents(store, EVERYTHING) == ["kept", "odd"]
+
+
 async def test_an_item_of_the_accepted_class_name_is_stored(store: SQLiteMemoryStore) -> None:
     """metadata.lion_class naming MemoryItem itself is what validation accepts, so it is stored."""
     item = MemoryItem(metadata={"lion_class": "lionmem.MemoryItem"})
