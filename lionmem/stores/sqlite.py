@@ -156,7 +156,10 @@ def _translate(exc: sqlite3.Error, where: str) -> MemoryAdapterError:
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
     key = uuid_key(item_id)
-    return None if key is None else str(key)
+    if key is None:
+        return None
+    # By value: a subclass's str() may differ from the canonical text.
+    return str(key) if type(key) is UUID else str(UUID(int=key.int))
 
 
 def _checked_path(path: str | os.PathLike[str]) -> str:

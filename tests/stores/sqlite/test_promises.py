@@ -144,6 +144,21 @@ async def test_a_validated_item_with_a_uuid_subclass_id_is_refused(
     assert await contents(store, EVERYTHING) == ["kept", "odd"]
 
 
+async def test_a_uuid_subclass_finds_and_deletes_the_item_of_its_value(
+    store: SQLiteMemoryStore,
+) -> None:
+    """retrieve and delete look an id up by its value, as InMemoryStore does, whatever its str()."""
+    item = MemoryItem(content="found")
+    await store.store(item)
+    reference = InMemoryStore()
+    await reference.store(item)
+    found = await store.retrieve(_ShoutingId(int=item.id.int))
+    expected = await reference.retrieve(_ShoutingId(int=item.id.int))
+    deleted = await store.delete(_ShoutingId(int=item.id.int))
+    assert (found, deleted, await store.count()) == (expected, True, 0)
+    assert found is not None
+
+
 async def test_an_item_of_the_accepted_class_name_is_stored(store: SQLiteMemoryStore) -> None:
     """metadata.lion_class naming MemoryItem itself is what validation accepts, so it is stored."""
     item = MemoryItem(metadata={"lion_class": "lionmem.MemoryItem"})
