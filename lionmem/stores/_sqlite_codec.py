@@ -263,17 +263,18 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     """Encode every field of ``item`` exactly, or raise before anything is written.
 
     An item built without validation (``model_construct``) is checked for what reading it back
-    validates: a UUID id and, if present, an accepted ``metadata['lion_class']``.
+    validates: a UUID id and, if present, an accepted ``metadata['lion_class']``. An id of a UUID
+    subclass is stored by its value and comes back as a plain, equal UUID.
     """
     item_id = item.id
-    if type(item_id) is not UUID:
-        reason = "id must be a UUID"
-        if isinstance(item_id, UUID):
-            reason = (
-                "it is a subclass of UUID; it is stored by its canonical text and comes back as a "
-                "plain UUID, whose str() may differ (convert it first)"
-            )
-        raise UnrepresentableValueError("id", type(item_id).__qualname__, reason)
+    if type(item_id) is UUID:
+        id_text = str(item_id)
+    elif isinstance(item_id, UUID):
+        # By value (a driver's UUID subclass, say): its own str() may differ from the canonical
+        # text. It comes back as a plain UUID, equal to it.
+        id_text = str(UUID(int=item_id.int))
+    else:
+        raise UnrepresentableValueError("id", type(item_id).__qualname__, "id must be a UUID")
     metadata = item.metadata
     if type(metadata) is not dict:
         raise UnrepresentableValueError(
@@ -306,7 +307,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         )
     fields = fields_of(metadata)
     return EncodedItem(
-        id=str(item_id),
+        id=id_text,
         created_at=repr(created_at),
         metadata=metadata_json,
         content=content_json,

@@ -123,25 +123,48 @@ class _ShoutingId(UUID):
         return "ID-" + super().__str__().upper()
 
 
-async def test_a_validated_item_with_a_uuid_subclass_id_is_refused(
-    store: SQLiteMemoryStore,
+def _driver_uuid(value: UUID) -> UUID:
+    """``value`` as the UUID subclass asyncpg returns, else as a plain subclass like it."""
+    try:
+        from asyncpg.pgproto.pgproto import UUID as AsyncpgUUID
+    except ImportError:
+        return _DriverId(int=value.int)
+    driver: UUID = AsyncpgUUID(value.bytes)
+    return driver
+
+
+class _DriverId(UUID):
+    """A database driver's UUID subclass, whose str() is the canonical text."""
+
+    __slots__ = ()
+
+
+@pytest.mark.parametrize("kind", ["own str()", "driver's"])
+async def test_an_item_with_a_uuid_subclass_id_is_stored_by_its_value(
+    store: SQLiteMemoryStore, kind: str
 ) -> None:
-    """Validation keeps a UUID subclass as the id; it would come back a plain UUID (stored under
-    its own str(), it made every later search fail as malformed), so it is refused, naming id."""
+    """Validation keeps a UUID subclass as the id (asyncpg returns one); it is stored under its
+    canonical text, never its own str(), and comes back as a plain UUID equal to it."""
     kept = MemoryItem(content="kept")
     await store.store(kept)
-    odd = MemoryItem(id=_ShoutingId(int=12345), content="odd")
-    with pytest.raises(UnrepresentableValueError, match="subclass of UUID") as caught:
-        await store.store(odd)
-    with pytest.raises(UnrepresentableValueError):
-        await store.store_many([odd])
-    with pytest.raises(UnrepresentableValueError):
-        await store.store_stream([odd])
-    assert (caught.value.field, await contents(store, EVERYTHING)) == ("id", ["kept"])
-    assert await store.retrieve(UUID(int=12345)) is None
-    converted = odd.model_copy(update={"id": UUID(int=odd.id.int)})
-    await store.store(converted)
-    assert await contents(store, EVERYTHING) == ["kept", "odd"]
+    ids = [UUID(int=12345 + n) for n in range(3)]
+    odd = [_ShoutingId(int=i.int) if kind == "own str()" else _driver_uuid(i) for i in ids]
+    assert all(type(i) is not UUID and i == j for i, j in zip(odd, ids, strict=True))
+    await store.store(MemoryItem(id=odd[0], content="one"))
+    await store.store_many([MemoryItem(id=odd[1], content="two")])
+    await store.store_stream([MemoryItem(id=odd[2], content="three")])
+    rows = raw(Path(store.path), "SELECT id FROM items ORDER BY rowid")
+    assert [row[0] for row in rows] == [str(kept.id)] + [str(i) for i in ids]
+    for i, content in zip(ids, ["one", "two", "three"], strict=True):
+        got = await store.retrieve(i)
+        assert got is not None
+        assert (type(got.id), got.id, got.content) == (UUID, i, content)
+        assert await store.retrieve(str(i)) is not None
+    for i in odd:
+        assert await store.retrieve(i) is not None
+    assert await contents(store, EVERYTHING) == ["kept", "one", "two", "three"]
+    assert await store.delete(odd[0]) is True
+    assert await contents(store, EVERYTHING) == ["kept", "two", "three"]
 
 
 async def test_a_uuid_subclass_finds_and_deletes_the_item_of_its_value(
