@@ -975,10 +975,15 @@ class _CallersError(Exception):
         self.error = error
 
 
-def _callers(items: Iterable[MemoryItem]) -> Iterator[MemoryItem]:
-    """Yield what ``items`` yields; a SQLite error it raises comes out as ``_CallersError``."""
+def _callers(items: Iterable[MemoryItem], withdrawn: threading.Event) -> Iterator[MemoryItem]:
+    """Yield what ``items`` yields; a SQLite error it raises comes out as ``_CallersError``.
+
+    Withdrawal is checked before each item is asked for, so a cancelled stream takes none more
+    from the caller's iterable (an item taken from a queue or a file would be lost).
+    """
     iterator = iter(items)
     while True:
+        _check_withdrawn(withdrawn)
         try:
             item = next(iterator)
         except StopIteration:
@@ -1002,13 +1007,14 @@ def _write_stream(
     where: str,
     withdrawn: threading.Event,
 ) -> int:
+    # Cancelled while an earlier attempt waited for the write lock: not begun again.
+    _check_withdrawn(withdrawn)
     stored = 0
     begun = False
     try:
         with transaction(conn):
             begun = True
-            for item in _callers(items):
-                _check_withdrawn(withdrawn)
+            for item in _callers(items, withdrawn):
                 try:
                     encoded = encode_item(_require_item(item))
                 except UnrepresentableValueError as exc:

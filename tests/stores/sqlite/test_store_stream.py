@@ -228,6 +228,67 @@ async def test_a_cancelled_stream_reads_no_further_and_stores_nothing(tmp_path: 
     assert (pulled, found) == ([0, 1, 2, 3], ["after"])
 
 
+async def test_a_stream_cancelled_in_its_callback_takes_no_further_item(tmp_path: Path) -> None:
+    """Cancelled while ``on_unrepresentable`` handles item 1, store_stream asks the iterable for
+    no item after it (one taken from a queue or a file would be lost) and stores nothing."""
+    reached, cancelled = threading.Event(), threading.Event()
+    pulled: list[int] = []
+
+    def source() -> Iterator[MemoryItem]:
+        for n in range(10):
+            pulled.append(n)
+            yield MemoryItem(content={1, 2} if n == 1 else n)
+
+    def log(item: MemoryItem, error: UnrepresentableValueError) -> None:
+        reached.set()
+        cancelled.wait(10)
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        task = asyncio.ensure_future(store.store_stream(source(), on_unrepresentable=log))
+        assert await asyncio.to_thread(reached.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        cancelled.set()
+        await store.store(MemoryItem(content="after"))  # queued behind the stream's job
+        found = [item.content for item in await _everything(store)]
+    assert (pulled, found) == ([0, 1], ["after"])
+
+
+async def test_a_stream_cancelled_while_waiting_for_the_lock_is_not_begun_again(
+    tmp_path: Path,
+) -> None:
+    """Cancelled while BEGIN IMMEDIATE waits out a lock, store_stream does not try again (two
+    more busy timeouts) and asks its iterable for nothing."""
+    path = tmp_path / "s.db"
+    pulled: list[int] = []
+
+    def source() -> Iterator[MemoryItem]:
+        pulled.append(0)
+        yield MemoryItem(content=0)
+
+    async with SQLiteMemoryStore(path, busy_timeout=0.5) as store:
+        attempts: list[str] = []
+        waiting = threading.Event()
+
+        def trace(statement: str) -> None:
+            attempts.append(statement)
+            waiting.set()
+
+        await store._call(lambda conn: conn.set_trace_callback(trace))
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            task = asyncio.ensure_future(store.store_stream(source()))
+            assert await asyncio.to_thread(waiting.wait, 10)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await store._call(lambda conn: conn.set_trace_callback(None))  # after the stream
+            other.execute("ROLLBACK")
+        count = await store.count()
+    assert (attempts, pulled, count) == (["BEGIN IMMEDIATE"], [], 0)
+
+
 async def test_a_sqlite_error_of_the_iterable_is_raised_as_it_is(tmp_path: Path) -> None:
     """An iterable reading another SQLite database may raise sqlite3 errors of its own: each is
     raised unchanged (not as this store's file failing), once, and nothing is stored."""
