@@ -740,7 +740,9 @@ class SQLiteMemoryStore:
             withdrawn.set()  # seen by the worker before the next item and before the commit
             raise
         except _CallersError as carried:
-            raise carried.error from carried.error.__cause__
+            error = carried.error
+        # Raised outside the except clause, so its __context__ stays the caller's own.
+        raise error
 
     def _stream(
         self,

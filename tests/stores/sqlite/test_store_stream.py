@@ -315,6 +315,47 @@ async def test_a_sqlite_error_of_the_iterable_is_raised_as_it_is(tmp_path: Path)
     assert (raised.value is own, pulled, count) == (True, [1], 0)
 
 
+async def test_a_sqlite_error_of_the_iterable_keeps_its_context_and_cause(tmp_path: Path) -> None:
+    """The iterable's error comes out with the context and the cause it was raised with, not
+    with the store's own handling as its context."""
+    lookup = KeyError("row")
+    cause = ValueError("bad row")
+
+    def handling() -> Iterator[MemoryItem]:
+        yield MemoryItem(content="first")
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.OperationalError("while handling") from None
+
+    def chained() -> Iterator[MemoryItem]:
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.DatabaseError("chained") from cause
+
+    def plain() -> Iterator[MemoryItem]:
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.OperationalError("plain")  # noqa: B904 - the implicit context is tested
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(sqlite3.OperationalError, match="plain") as implicit:
+            await store.store_stream(plain())
+        with pytest.raises(sqlite3.OperationalError, match="while handling") as suppressed:
+            await store.store_stream(handling())
+        with pytest.raises(sqlite3.DatabaseError, match="chained") as explicit:
+            await store.store_stream(chained())
+        count = await store.count()
+    links = [
+        (e.value.__context__, e.value.__cause__, e.value.__suppress_context__)
+        for e in (implicit, suppressed, explicit)
+    ]
+    assert links == [(lookup, None, False), (lookup, None, True), (lookup, cause, True)]
+    assert count == 0
+
+
 async def test_a_sqlite_error_of_the_callback_is_raised_as_it_is(tmp_path: Path) -> None:
     """The same holds for ``on_unrepresentable``: its own SQLite error comes out unchanged."""
     own = sqlite3.IntegrityError("the log table refused the row")
