@@ -153,6 +153,16 @@ def _translate(exc: sqlite3.Error, where: str) -> MemoryAdapterError:
     return MemoryAdapterError(f"SQLite database {where} failed: {exc}")
 
 
+def _locked(exc: BaseException) -> bool:
+    """Whether ``exc`` reports a lock held past the busy timeout and the retries."""
+    cause = exc.__cause__
+    return (
+        isinstance(exc, MemoryAdapterUnavailable)
+        and isinstance(cause, sqlite3.Error)
+        and _primary(cause) in _RETRYABLE
+    )
+
+
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
     key = uuid_key(item_id)
@@ -380,8 +390,8 @@ class SQLiteMemoryStore:
         """Commit the writes queued together in one transaction (in the worker thread).
 
         If that fails, each is committed on its own, so only a write that fails by itself fails;
-        but a lock held past the busy timeout and the retries fails them all at once (each would
-        wait for it again).
+        but a lock held past the busy timeout and the retries, met by the group or by one write,
+        fails every write not yet committed at once (each would wait for it again).
         """
         where = repr(self._path)
         if len(batches) > 1:
@@ -389,8 +399,7 @@ class SQLiteMemoryStore:
             try:
                 indexed = self._run(partial(_write, batch=everything, where=where))
             except MemoryAdapterUnavailable as exc:
-                cause = exc.__cause__
-                if isinstance(cause, sqlite3.Error) and _primary(cause) in _RETRYABLE:
+                if _locked(exc):
                     return [(None, exc)] * len(batches)
             except Exception:
                 pass  # the writes are committed one by one just below
@@ -398,10 +407,14 @@ class SQLiteMemoryStore:
                 self._wrote(len(everything), everything, indexed=indexed)
                 return [(None, None)] * len(batches)
         outcomes: list[Outcome] = []
-        for batch in batches:
+        for done, batch in enumerate(batches):
             try:
                 indexed = self._run(partial(_write, batch=batch, where=where))
             except Exception as exc:
+                if _locked(exc):
+                    # Met here too (the group failed for another reason): the rest would each
+                    # wait it out again.
+                    return outcomes + [(None, exc)] * (len(batches) - done)
                 outcomes.append((None, exc))
             else:
                 self._wrote(len(batch), batch, indexed=indexed)
