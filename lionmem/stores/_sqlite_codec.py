@@ -263,10 +263,17 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     """Encode every field of ``item`` exactly, or raise before anything is written.
 
     An item built without validation (``model_construct``) is checked for what reading it back
-    validates: a UUID id and, if present, an accepted ``metadata['lion_class']``.
+    validates: a UUID id and, if present, an accepted ``metadata['lion_class']``. An id of a UUID
+    subclass is stored by its value and comes back as a plain, equal UUID.
     """
     item_id = item.id
-    if not isinstance(item_id, UUID):
+    if type(item_id) is UUID:
+        id_text = str(item_id)
+    elif isinstance(item_id, UUID):
+        # By value (a driver's UUID subclass, say): its own str() may differ from the canonical
+        # text. It comes back as a plain UUID, equal to it.
+        id_text = str(UUID(int=item_id.int))
+    else:
         raise UnrepresentableValueError("id", type(item_id).__qualname__, "id must be a UUID")
     metadata = item.metadata
     if type(metadata) is not dict:
@@ -300,7 +307,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         )
     fields = fields_of(metadata)
     return EncodedItem(
-        id=str(item_id),
+        id=id_text,
         created_at=repr(created_at),
         metadata=metadata_json,
         content=content_json,

@@ -24,7 +24,9 @@ reads the items above, which come after them in insertion order. Its SQL checks 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import re
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from lionmem.errors import UnsupportedMemoryQuery
@@ -33,8 +35,11 @@ from lionmem_models.memory_query import MemoryQuery
 
 __all__ = [
     "CAP",
+    "DISTINCT",
     "MAX_SQL_FILTERS",
     "MAX_TAGS",
+    "RUNS",
+    "SCANNED",
     "Counter",
     "SearchDraft",
     "SearchPlan",
@@ -52,6 +57,15 @@ CAP = 4_000
 
 TRIGRAMS = 8
 """Most trigrams of a needle the index is asked for."""
+
+DISTINCT = 64
+"""Distinct trigrams of a needle gathered before ``TRIGRAMS`` are chosen among them."""
+
+RUNS = 512
+"""Most runs of one character of a needle read for its distinct trigrams."""
+
+SCANNED = 2_048
+"""Most positions of the rest of a needle (after ``RUNS`` runs) whose trigrams are considered."""
 
 MAX_SQL_FILTERS = 16
 """Filters pre-selected in SQL, each way (equal to a value; ``None``); the rest are confirmed in
@@ -88,14 +102,40 @@ class _Driver(NamedTuple):
         return counter(self.count_sql, (*self.params, CAP))
 
 
+@functools.lru_cache(maxsize=1_024)
+def _run_of(char: str) -> re.Pattern[str]:
+    """Matches a run of ``char`` (at C speed, where ``(.)\\1*`` is slow)."""
+    return re.compile(re.escape(char) + "*")
+
+
 def _fts_query(needle: str) -> str:
     """Up to ``TRIGRAMS`` distinct trigrams of ``needle``, spread over it, all required.
 
     Every text holding the needle holds each of them, and ``instr()`` then checks exactly. A
     phrase of every trigram would select little better, at a cost of the needle's length times
-    each trigram's occurrences (seconds for a long needle over repetitive content).
+    each trigram's occurrences (seconds for a long needle over repetitive content). The distinct
+    trigrams are gathered run by run of one character (found by the regex engine), where the only
+    trigrams are the run's first and the two crossing its end, until ``DISTINCT`` are found or
+    ``RUNS`` runs are read; the rest of the needle is read at ``SCANNED`` positions spread over it.
     """
-    trigrams = list(dict.fromkeys(needle[start : start + 3] for start in range(len(needle) - 2)))
+    last = len(needle) - _TRIGRAM
+    found: dict[str, None] = {}
+    read = runs = 0
+    while read <= last and runs < RUNS and len(found) < DISTINCT:
+        start = read
+        read = _run_of(needle[start]).match(needle, start).end()  # type: ignore[union-attr]  # c* always matches
+        for position in (start, read - 2, read - 1):
+            if start <= position <= last:
+                found.setdefault(needle[position : position + _TRIGRAM])
+        runs += 1
+    if read <= last and len(found) < DISTINCT:
+        positions: Sequence[int] = range(read, last + 1)
+        if len(positions) > SCANNED:
+            spread = range(read, last + 1, -(-(last - read) // (SCANNED - 1)))
+            positions = spread if spread[-1] == last else [*spread, last]
+        for position in positions:
+            found.setdefault(needle[position : position + _TRIGRAM])
+    trigrams = list(found)
     if len(trigrams) > TRIGRAMS:
         step = (len(trigrams) - 1) / (TRIGRAMS - 1)
         trigrams = [trigrams[round(n * step)] for n in range(TRIGRAMS)]

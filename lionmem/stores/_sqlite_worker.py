@@ -96,6 +96,9 @@ class Worker:
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._pid: int | None = None
+        # Under _lock: whether the thread has run its last job, and who waits for that (``ended``).
+        self._ended = False
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     @property
     def stopped(self) -> bool:
@@ -148,6 +151,27 @@ class Worker:
                 self._queue.put(_Job(None, None, job, final=True))
                 self._queue.put(None)
 
+    def ended(self) -> asyncio.Future[None]:
+        """Return a future of the running loop, done once the thread has run its last job (at
+        once if it has, or if it never started)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._thread is None or self._ended:
+                future.set_result(None)
+            else:
+                self._waiters.append((loop, future))
+        return future
+
+    def _finished(self) -> None:
+        """Called by the thread after its last job: answer every ``ended`` future."""
+        with self._lock:
+            self._ended = True
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this
+                loop.call_soon_threadsafe(_settle, future, None, None)
+
     def abandon(self) -> None:
         """Take no more jobs, without touching the thread (in a child process after ``fork``)."""
         self._stopped = True
@@ -160,7 +184,7 @@ class Worker:
                 # A daemon thread: a store nobody closed must not keep the interpreter alive.
                 # Every acknowledged write was committed already; an unfinished one rolls back.
                 self._thread = threading.Thread(
-                    target=_main, args=(self._queue,), name=self._name, daemon=True
+                    target=_main, args=(self._queue, self._finished), name=self._name, daemon=True
                 )
                 self._pid = os.getpid()
                 self._thread.start()
@@ -170,12 +194,13 @@ class Worker:
                 self._queue.put(None)
 
 
-def _main(queue: SimpleQueue[_Job | None]) -> None:
+def _main(queue: SimpleQueue[_Job | None], finished: Callable[[], None]) -> None:
     held: list[_Job | None] = []
     writers = 1  # how many entries the last group held: the writers that may come back
     while True:
         entry = held.pop() if held else queue.get()
         if entry is None:
+            finished()
             return
         # Helpers, so that no job (nor its owner) stays referenced by a local between jobs.
         if entry.batch is None:

@@ -21,8 +21,8 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
 * Close: ``close()`` (or leaving ``async with``) waits for queued operations and is idempotent;
   every later call raises ``MemoryAdapterUnavailable``. A store dropped unclosed is finalized:
   its connections close and its thread ends.
-* Cancellation: an operation cancelled before the worker starts it is not run; once its commit
-  has begun, it completes.
+* Cancellation: an operation cancelled before the worker starts it is not run (a stream, before
+  its commit: it reads no further item and rolls back); once its commit has begun, it completes.
 * Fork: in a child forked after the store was used, every call raises
   ``MemoryAdapterUnavailable``; open a new store there.
 * Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
@@ -43,7 +43,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import chain
 from types import TracebackType
@@ -153,10 +153,23 @@ def _translate(exc: sqlite3.Error, where: str) -> MemoryAdapterError:
     return MemoryAdapterError(f"SQLite database {where} failed: {exc}")
 
 
+def _locked(exc: BaseException) -> bool:
+    """Whether ``exc`` reports a lock held past the busy timeout and the retries."""
+    cause = exc.__cause__
+    return (
+        isinstance(exc, MemoryAdapterUnavailable)
+        and isinstance(cause, sqlite3.Error)
+        and _primary(cause) in _RETRYABLE
+    )
+
+
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
     key = uuid_key(item_id)
-    return None if key is None else str(key)
+    if key is None:
+        return None
+    # By value: a subclass's str() may differ from the canonical text.
+    return str(key) if type(key) is UUID else str(UUID(int=key.int))
 
 
 def _checked_path(path: str | os.PathLike[str]) -> str:
@@ -376,23 +389,32 @@ class SQLiteMemoryStore:
     def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
         """Commit the writes queued together in one transaction (in the worker thread).
 
-        If that fails, each is committed on its own, so only a write that fails by itself fails.
+        If that fails, each is committed on its own, so only a write that fails by itself fails;
+        but a lock held past the busy timeout and the retries, met by the group or by one write,
+        fails every write not yet committed at once (each would wait for it again).
         """
         where = repr(self._path)
         if len(batches) > 1:
             everything = tuple(chain.from_iterable(batches))
             try:
                 indexed = self._run(partial(_write, batch=everything, where=where))
+            except MemoryAdapterUnavailable as exc:
+                if _locked(exc):
+                    return [(None, exc)] * len(batches)
             except Exception:
                 pass  # the writes are committed one by one just below
             else:
                 self._wrote(len(everything), everything, indexed=indexed)
                 return [(None, None)] * len(batches)
         outcomes: list[Outcome] = []
-        for batch in batches:
+        for done, batch in enumerate(batches):
             try:
                 indexed = self._run(partial(_write, batch=batch, where=where))
             except Exception as exc:
+                if _locked(exc):
+                    # Met here too (the group failed for another reason): the rest would each
+                    # wait it out again.
+                    return outcomes + [(None, exc)] * (len(batches) - done)
                 outcomes.append((None, exc))
             else:
                 self._wrote(len(batch), batch, indexed=indexed)
@@ -582,7 +604,8 @@ class SQLiteMemoryStore:
         await self._call(lambda conn: None)
 
     async def close(self) -> None:
-        """Wait for submitted operations, then close the database; idempotent.
+        """Wait for submitted operations, then close the database; idempotent (a call made
+        while another is closing the store returns once it is closed).
 
         In a process forked from the one that opened the store, it only marks this copy closed.
         """
@@ -593,6 +616,7 @@ class SQLiteMemoryStore:
         try:
             future = self._worker.submit(self._finish, last=True)
         except WorkerStopped:
+            await self._worker.ended()  # closed, or closing in another call: wait until it is
             return
         await future
 
@@ -718,16 +742,29 @@ class SQLiteMemoryStore:
         exception it raises, or an item that cannot be stored exactly, rolls everything back and
         is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
         An item whose id came earlier replaces it and is counted too (skipped items are not).
+        Cancelled before its commit, it reads no further item and rolls everything back.
         """
-        return await self._call(partial(self._stream, items=items, skip=on_unrepresentable))
+        self._check_open()
+        withdrawn = threading.Event()
+        stream = partial(self._stream, items=items, skip=on_unrepresentable, withdrawn=withdrawn)
+        try:
+            return await self._call(stream)
+        except asyncio.CancelledError:
+            withdrawn.set()  # seen by the worker before the next item and before the commit
+            raise
+        except _CallersError as carried:
+            error = carried.error
+        # Raised outside the except clause, so its __context__ stays the caller's own.
+        raise error
 
     def _stream(
         self,
         conn: sqlite3.Connection,
         items: Iterable[MemoryItem],
         skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
+        withdrawn: threading.Event,
     ) -> int:
-        stored = _write_stream(conn, items, skip, repr(self._path))
+        stored = _write_stream(conn, items, skip, repr(self._path), withdrawn)
         self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
 
@@ -944,29 +981,70 @@ def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, Me
     return [(row[0], _decode_row(row[1:])) for row in rows]
 
 
+class _CallersError(Exception):
+    """A SQLite error raised by a stream's iterable or callback (reading another database, say),
+    carried past the store's handling of its own SQLite errors and raised as it was."""
+
+    def __init__(self, error: sqlite3.Error) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _callers(items: Iterable[MemoryItem], withdrawn: threading.Event) -> Iterator[MemoryItem]:
+    """Yield what ``items`` yields; a SQLite error it raises comes out as ``_CallersError``.
+
+    Withdrawal is checked before each item is asked for, so a cancelled stream takes none more
+    from the caller's iterable (an item taken from a queue or a file would be lost).
+    """
+    iterator = iter(items)
+    while True:
+        _check_withdrawn(withdrawn)
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except sqlite3.Error as error:
+            raise _CallersError(error) from error
+        yield item
+
+
+def _check_withdrawn(withdrawn: threading.Event) -> None:
+    """Raise ``CancelledError`` (rolling the stream back) once its caller was cancelled."""
+    if withdrawn.is_set():
+        msg = "store_stream was cancelled before its commit; nothing of it was stored"
+        raise asyncio.CancelledError(msg)
+
+
 def _write_stream(
     conn: sqlite3.Connection,
     items: Iterable[MemoryItem],
     skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
     where: str,
+    withdrawn: threading.Event,
 ) -> int:
+    # Cancelled while an earlier attempt waited for the write lock: not begun again.
+    _check_withdrawn(withdrawn)
     stored = 0
     begun = False
     try:
         with transaction(conn):
             begun = True
-            for item in items:
+            for item in _callers(items, withdrawn):
                 try:
                     encoded = encode_item(_require_item(item))
                 except UnrepresentableValueError as exc:
                     if skip is None:
                         raise
-                    skip(item, exc)
+                    try:
+                        skip(item, exc)
+                    except sqlite3.Error as error:
+                        raise _CallersError(error) from error
                     continue
                 _upsert(conn, encoded, where)
                 stored += 1
             if stored >= TAIL_ITEMS:
                 _index_all(conn, where, {})
+            _check_withdrawn(withdrawn)
     except sqlite3.Error as exc:
         if not begun:
             raise  # nothing consumed yet: the whole operation may be retried

@@ -22,10 +22,13 @@ pytestmark = [
 WAIT = 60  # seconds a child may take before the test fails instead of hanging
 
 
-def _acknowledged_then_kill(path: Path, wanted: int) -> list[tuple[int, UUID]]:
+def _acknowledged_then_kill(
+    path: Path, wanted: int, script: str = "crash_writer.py"
+) -> list[tuple[int, UUID]]:
     """Run the crash writer, SIGKILL it once ``wanted`` writes are acknowledged, return them all."""
-    writer = child("crash_writer.py", str(path))
+    writer = child(script, str(path))
     assert writer.stdout is not None
+    assert writer.stderr is not None
     # A writer that hangs without printing would block the loop below: kill it after WAIT.
     watchdog = threading.Timer(WAIT, writer.kill)
     watchdog.start()
@@ -39,10 +42,15 @@ def _acknowledged_then_kill(path: Path, wanted: int) -> list[tuple[int, UUID]]:
         else:
             _, errors = writer.communicate(timeout=WAIT)
             pytest.fail(f"the writer stopped by itself: {errors}")
-        rest, _ = writer.communicate(timeout=WAIT)
+        # Through the text stream: its buffer may hold lines already read from the pipe, which
+        # communicate() (reading the pipe itself) would lose.
+        rest = writer.stdout.read()
+        writer.wait(timeout=WAIT)
     finally:
         watchdog.cancel()
         writer.kill()
+        writer.stdout.close()
+        writer.stderr.close()
     lines.extend(rest.splitlines())
     assert writer.returncode == -signal.SIGKILL
     acknowledged = []
@@ -50,6 +58,13 @@ def _acknowledged_then_kill(path: Path, wanted: int) -> list[tuple[int, UUID]]:
         n, item_id = line.split()
         acknowledged.append((int(n), UUID(item_id)))
     return acknowledged
+
+
+def test_every_line_printed_before_the_kill_is_read(tmp_path: Path) -> None:
+    """The lines of a burst buffered with the first one are read too, not only what the pipe
+    still held: each is an acknowledged write the tests below check."""
+    acknowledged = _acknowledged_then_kill(tmp_path / "unused.db", 1, "burst_writer.py")
+    assert acknowledged == [(n, UUID(int=n + 1)) for n in range(1_000)]
 
 
 async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:

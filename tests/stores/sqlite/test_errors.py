@@ -51,6 +51,71 @@ async def test_write_lock_held_too_long_raises_unavailable(
         await store.store(MemoryItem())
 
 
+async def test_writes_grouped_behind_a_held_lock_wait_for_it_once(tmp_path: Path) -> None:
+    """Writes queued together that meet a lock held past the busy timeout all raise after the
+    group's own retries (three attempts at the lock in all), not after one round each."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, busy_timeout=0.05) as store:
+        await store.store(MemoryItem(content="first"))
+        attempts: list[str] = []
+        await store._call(lambda conn: conn.set_trace_callback(attempts.append))
+        release = threading.Event()
+        with _write_lock_held(path):
+            blocker = asyncio.ensure_future(store._call(lambda conn: release.wait(10)))
+            writes = [asyncio.ensure_future(store.store(MemoryItem(content=n))) for n in range(4)]
+            await asyncio.sleep(0.01)
+            release.set()
+            outcomes = await asyncio.gather(*writes, return_exceptions=True)
+            await blocker
+        await store._call(lambda conn: conn.set_trace_callback(None))
+        count = await store.count()
+    assert [type(outcome) for outcome in outcomes] == [MemoryAdapterUnavailable] * 4
+    assert (attempts, count) == (["BEGIN IMMEDIATE"] * 3, 1)
+
+
+async def test_writes_committed_one_by_one_wait_for_a_lock_once(tmp_path: Path) -> None:
+    """When a grouped transaction fails for another reason (a trigger refuses one write) and the
+    writes committed one by one then meet a lock held past the busy timeout, the first of them
+    waits it out and the rest fail with it, never sent to the file to wait again."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, busy_timeout=0.05) as store:
+        await store.store(MemoryItem(content="first"))
+        raw(
+            path,
+            "CREATE TRIGGER refuse BEFORE INSERT ON items WHEN new.content = '\"refused\"' "
+            "BEGIN SELECT RAISE(ABORT, 'no'); END",
+        )
+        other = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+        statements: list[str] = []
+
+        def trace(statement: str) -> None:
+            statements.append(statement)
+            if "ROLLBACK" in statements and not other.in_transaction:
+                other.execute("BEGIN IMMEDIATE")  # taken as the first write alone starts
+
+        await store._call(lambda conn: conn.set_trace_callback(trace))
+        release = threading.Event()
+        blocker = asyncio.ensure_future(store._call(lambda conn: release.wait(10)))
+        items = [MemoryItem(content=c) for c in (0, "refused", 2, 3)]
+        writes = [asyncio.ensure_future(store.store(item)) for item in items]
+        await asyncio.sleep(0.01)
+        release.set()
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        await blocker
+        await store._call(lambda conn: conn.set_trace_callback(None))
+        other.rollback()
+        other.close()
+        count = await store.count()
+    end = statements.index("ROLLBACK")
+
+    def sent(part: list[str]) -> list[object]:
+        return [item.content for item in items if any(str(item.id) in s for s in part)]
+
+    assert [type(outcome) for outcome in outcomes] == [MemoryAdapterUnavailable] * 4
+    # The group stops at the refused write; alone, the first write meets the lock.
+    assert (sent(statements[:end]), sent(statements[end + 1 :]), count) == ([0, "refused"], [0], 1)
+
+
 async def test_locked_write_stores_nothing(store: SQLiteMemoryStore, tmp_path: Path) -> None:
     """The write that met the lock left nothing behind."""
     with _write_lock_held(tmp_path / "memory.db"), pytest.raises(MemoryAdapterUnavailable):

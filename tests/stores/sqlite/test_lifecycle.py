@@ -124,6 +124,49 @@ def test_a_store_used_before_fork_is_unavailable_in_the_child(
     assert asyncio.run(parent()) == ["parent", "from the child"]
 
 
+async def _child_uses_the_extras(store: SQLiteMemoryStore, item_id: UUID) -> str:
+    async def drain() -> None:
+        async for _item in store.items():
+            pass
+
+    steps = []
+    calls = (
+        store.open(),
+        store.store_many([MemoryItem(content="many")]),
+        store.store_stream([MemoryItem(content="streamed")]),
+        store.delete(item_id),
+        drain(),
+    )
+    for call in calls:
+        try:
+            await call
+        except MemoryAdapterUnavailable as exc:
+            steps.append("fork" if "os.fork()" in str(exc) else str(exc))
+    return ", ".join(steps)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_every_extra_of_a_store_used_before_fork_is_unavailable_in_the_child(
+    tmp_path: Path,
+) -> None:
+    """open, store_many, store_stream, delete and items raise in the child too (none hangs);
+    the parent's file is untouched by the child."""
+    path = tmp_path / "memory.db"
+    store = SQLiteMemoryStore(path)
+    item = MemoryItem(content="parent")
+    asyncio.run(store.store(item))
+    report = _in_child(lambda: asyncio.run(_child_uses_the_extras(store, item.id)))
+    assert report == "fork, fork, fork, fork, fork"
+
+    async def parent() -> list[object]:
+        found = await contents(store, EVERYTHING)
+        await store.close()
+        return found
+
+    assert asyncio.run(parent()) == ["parent"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_store_never_used_before_fork_works_in_the_child(tmp_path: Path) -> None:
@@ -249,6 +292,32 @@ async def test_a_cancelled_close_still_closes(tmp_path: Path) -> None:
     assert not (tmp_path / "memory.db-wal").exists()
     with pytest.raises(MemoryAdapterUnavailable, match="closed"):
         await store.count()
+
+
+async def test_a_close_during_another_close_waits_until_the_store_is_closed(
+    tmp_path: Path,
+) -> None:
+    """close() called while another close() waits for queued operations, in the same loop or in
+    another thread's, returns only once those have completed and the file is closed."""
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    await store.store(MemoryItem(content="first"))
+    with worker_held(store) as release:
+        queued = asyncio.ensure_future(store.store(MemoryItem(content="queued")))
+        first = asyncio.ensure_future(store.close())
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(store.close())
+        third = asyncio.ensure_future(asyncio.to_thread(lambda: asyncio.run(store.close())))
+        await asyncio.sleep(0.1)
+        early = [task.done() for task in (queued, first, second, third)]
+        release.set()
+        await asyncio.gather(second, third)
+        late = [queued.done(), first.done(), (tmp_path / "memory.db-wal").exists()]
+    await first
+    assert (early, late) == ([False] * 4, [True, True, False])
+    assert raw(tmp_path / "memory.db", "SELECT content FROM items ORDER BY seq") == [
+        ('"first"',),
+        ('"queued"',),
+    ]
 
 
 # ---------------------------------------------------------------- group commit

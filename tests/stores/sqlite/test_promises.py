@@ -116,6 +116,75 @@ async def test_an_unvalidated_item_is_refused_and_poisons_nothing(
     assert (await store.retrieve(kept.id)) == kept
 
 
+class _ShoutingId(UUID):
+    """A UUID whose str() is not the canonical text."""
+
+    def __str__(self) -> str:
+        return "ID-" + super().__str__().upper()
+
+
+def _driver_uuid(value: UUID) -> UUID:
+    """``value`` as the UUID subclass asyncpg returns, else as a plain subclass like it."""
+    try:
+        from asyncpg.pgproto.pgproto import UUID as AsyncpgUUID
+    except ImportError:
+        return _DriverId(int=value.int)
+    driver: UUID = AsyncpgUUID(value.bytes)
+    return driver
+
+
+class _DriverId(UUID):
+    """A database driver's UUID subclass, whose str() is the canonical text."""
+
+    __slots__ = ()
+
+
+@pytest.mark.parametrize("kind", ["own str()", "driver's"])
+async def test_an_item_with_a_uuid_subclass_id_is_stored_by_its_value(
+    store: SQLiteMemoryStore, kind: str
+) -> None:
+    """Validation keeps a UUID subclass as the id (asyncpg returns one); it is stored under its
+    canonical text, never its own str(), and comes back as a plain UUID equal to it."""
+    kept = MemoryItem(content="kept")
+    await store.store(kept)
+    ids = [UUID(int=12345 + n) for n in range(3)]
+    odd = [_ShoutingId(int=i.int) if kind == "own str()" else _driver_uuid(i) for i in ids]
+    assert all(type(i) is not UUID and i == j for i, j in zip(odd, ids, strict=True))
+    await store.store(MemoryItem(id=odd[0], content="one"))
+    await store.store_many([MemoryItem(id=odd[1], content="two")])
+    await store.store_stream([MemoryItem(id=odd[2], content="three")])
+    rows = raw(Path(store.path), "SELECT id FROM items ORDER BY rowid")
+    assert [row[0] for row in rows] == [str(kept.id)] + [str(i) for i in ids]
+    for i, content in zip(ids, ["one", "two", "three"], strict=True):
+        got = await store.retrieve(i)
+        assert got is not None
+        assert (type(got.id), got.id, got.content) == (UUID, i, content)
+        assert await store.retrieve(str(i)) is not None
+    for i in odd:
+        assert await store.retrieve(i) is not None
+    assert await contents(store, EVERYTHING) == ["kept", "one", "two", "three"]
+    assert await store.delete(odd[0]) is True
+    assert await contents(store, EVERYTHING) == ["kept", "two", "three"]
+
+
+async def test_a_uuid_subclass_finds_and_deletes_the_item_of_its_value(
+    store: SQLiteMemoryStore,
+) -> None:
+    """retrieve and delete look an id up by its value, as InMemoryStore does, whatever its str()."""
+    item = MemoryItem(content="found")
+    await store.store(item)
+    reference = InMemoryStore()
+    await reference.store(item)
+    found = await store.retrieve(_ShoutingId(int=item.id.int))
+    expected = await reference.retrieve(_ShoutingId(int=item.id.int))
+    deleted = await store.delete(_ShoutingId(int=item.id.int))
+    assert found is not None
+    assert expected is not None
+    # MemoryItem's == compares ids only: the fields are compared one by one.
+    assert found.model_dump() == expected.model_dump() == item.model_dump()
+    assert (deleted, await store.count()) == (True, 0)
+
+
 async def test_an_item_of_the_accepted_class_name_is_stored(store: SQLiteMemoryStore) -> None:
     """metadata.lion_class naming MemoryItem itself is what validation accepts, so it is stored."""
     item = MemoryItem(metadata={"lion_class": "lionmem.MemoryItem"})

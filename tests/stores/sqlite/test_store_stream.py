@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -199,3 +200,172 @@ async def test_a_locked_file_fails_before_the_stream_is_read(tmp_path: Path) -> 
                 await store.store_stream(counting())
             other.execute("ROLLBACK")
         assert (pulled, await store.count()) == ([], 0)
+
+
+async def test_a_cancelled_stream_reads_no_further_and_stores_nothing(tmp_path: Path) -> None:
+    """Cancelled while its iterable waits for the next item, store_stream reads no item after
+    that one and rolls back: nothing is stored and the worker is free for the next call."""
+    reached, cancelled = threading.Event(), threading.Event()
+    pulled: list[int] = []
+
+    def slow() -> Iterator[MemoryItem]:
+        for n in range(500):
+            if n == 3:
+                reached.set()
+                cancelled.wait(10)
+            pulled.append(n)
+            yield MemoryItem(content=n)
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        task = asyncio.ensure_future(store.store_stream(slow()))
+        assert await asyncio.to_thread(reached.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        cancelled.set()
+        await store.store(MemoryItem(content="after"))
+        found = [item.content for item in await _everything(store)]
+    assert (pulled, found) == ([0, 1, 2, 3], ["after"])
+
+
+async def test_a_stream_cancelled_in_its_callback_takes_no_further_item(tmp_path: Path) -> None:
+    """Cancelled while ``on_unrepresentable`` handles item 1, store_stream asks the iterable for
+    no item after it (one taken from a queue or a file would be lost) and stores nothing."""
+    reached, cancelled = threading.Event(), threading.Event()
+    pulled: list[int] = []
+
+    def source() -> Iterator[MemoryItem]:
+        for n in range(10):
+            pulled.append(n)
+            yield MemoryItem(content={1, 2} if n == 1 else n)
+
+    def log(item: MemoryItem, error: UnrepresentableValueError) -> None:
+        reached.set()
+        cancelled.wait(10)
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        task = asyncio.ensure_future(store.store_stream(source(), on_unrepresentable=log))
+        assert await asyncio.to_thread(reached.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        cancelled.set()
+        await store.store(MemoryItem(content="after"))  # queued behind the stream's job
+        found = [item.content for item in await _everything(store)]
+    assert (pulled, found) == ([0, 1], ["after"])
+
+
+async def test_a_stream_cancelled_while_waiting_for_the_lock_is_not_begun_again(
+    tmp_path: Path,
+) -> None:
+    """Cancelled while BEGIN IMMEDIATE waits out a lock, store_stream does not try again (two
+    more busy timeouts) and asks its iterable for nothing."""
+    path = tmp_path / "s.db"
+    pulled: list[int] = []
+
+    def source() -> Iterator[MemoryItem]:
+        pulled.append(0)
+        yield MemoryItem(content=0)
+
+    async with SQLiteMemoryStore(path, busy_timeout=0.5) as store:
+        attempts: list[str] = []
+        waiting = threading.Event()
+
+        def trace(statement: str) -> None:
+            attempts.append(statement)
+            waiting.set()
+
+        await store._call(lambda conn: conn.set_trace_callback(trace))
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            task = asyncio.ensure_future(store.store_stream(source()))
+            assert await asyncio.to_thread(waiting.wait, 10)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await store._call(lambda conn: conn.set_trace_callback(None))  # after the stream
+            other.execute("ROLLBACK")
+        count = await store.count()
+    assert (attempts, pulled, count) == (["BEGIN IMMEDIATE"], [], 0)
+
+
+async def test_a_sqlite_error_of_the_iterable_is_raised_as_it_is(tmp_path: Path) -> None:
+    """An iterable reading another SQLite database may raise sqlite3 errors of its own: each is
+    raised unchanged (not as this store's file failing), once, and nothing is stored."""
+    own = sqlite3.OperationalError("database is locked")
+    pulled: list[int] = []
+
+    def from_elsewhere() -> Iterator[MemoryItem]:
+        pulled.append(1)
+        yield MemoryItem(content="first")
+        raise own
+
+    source = sqlite3.connect(tmp_path / "source.db")  # bound to this thread, read in the worker's
+    with closing(source):
+        source.execute("CREATE TABLE t (x)")
+        source.execute("INSERT INTO t VALUES ('row')")
+        async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+            with pytest.raises(sqlite3.OperationalError) as raised:
+                await store.store_stream(from_elsewhere())
+            with pytest.raises(sqlite3.ProgrammingError, match="same thread"):
+                await store.store_stream(
+                    MemoryItem(content=x) for (x,) in source.execute("SELECT x FROM t")
+                )
+            count = await store.count()
+    assert (raised.value is own, pulled, count) == (True, [1], 0)
+
+
+async def test_a_sqlite_error_of_the_iterable_keeps_its_context_and_cause(tmp_path: Path) -> None:
+    """The iterable's error comes out with the context and the cause it was raised with, not
+    with the store's own handling as its context."""
+    lookup = KeyError("row")
+    cause = ValueError("bad row")
+
+    def handling() -> Iterator[MemoryItem]:
+        yield MemoryItem(content="first")
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.OperationalError("while handling") from None
+
+    def chained() -> Iterator[MemoryItem]:
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.DatabaseError("chained") from cause
+
+    def plain() -> Iterator[MemoryItem]:
+        try:
+            raise lookup
+        except KeyError:
+            raise sqlite3.OperationalError("plain")  # noqa: B904 - the implicit context is tested
+
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(sqlite3.OperationalError, match="plain") as implicit:
+            await store.store_stream(plain())
+        with pytest.raises(sqlite3.OperationalError, match="while handling") as suppressed:
+            await store.store_stream(handling())
+        with pytest.raises(sqlite3.DatabaseError, match="chained") as explicit:
+            await store.store_stream(chained())
+        count = await store.count()
+    links = [
+        (e.value.__context__, e.value.__cause__, e.value.__suppress_context__)
+        for e in (implicit, suppressed, explicit)
+    ]
+    assert links == [(lookup, None, False), (lookup, None, True), (lookup, cause, True)]
+    assert count == 0
+
+
+async def test_a_sqlite_error_of_the_callback_is_raised_as_it_is(tmp_path: Path) -> None:
+    """The same holds for ``on_unrepresentable``: its own SQLite error comes out unchanged."""
+    own = sqlite3.IntegrityError("the log table refused the row")
+
+    def log(item: MemoryItem, error: UnrepresentableValueError) -> None:
+        raise own
+
+    items = [MemoryItem(content="kept"), MemoryItem(content={1, 2})]
+    async with SQLiteMemoryStore(tmp_path / "s.db") as store:
+        with pytest.raises(sqlite3.IntegrityError) as raised:
+            await store.store_stream(items, on_unrepresentable=log)
+        count = await store.count()
+    assert (raised.value is own, count) == (True, 0)
