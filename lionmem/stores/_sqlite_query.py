@@ -114,12 +114,16 @@ def _fts_query(needle: str) -> str:
     Every text holding the needle holds each of them, and ``instr()`` then checks exactly. A
     phrase of every trigram would select little better, at a cost of the needle's length times
     each trigram's occurrences (seconds for a long needle over repetitive content). The distinct
-    trigrams are gathered run by run of one character (found by the regex engine), where the only
-    trigrams are the run's first and the two crossing its end, until ``DISTINCT`` are found or
-    ``RUNS`` runs are read; the rest of the needle is read at ``SCANNED`` positions spread over it.
+    trigrams are read at every position of a needle shorter than ``SCANNED`` positions. A longer one
+    is read run by run of one character (found by the regex engine), where the only trigrams are
+    the run's first and the two crossing its end, until ``DISTINCT`` are found or ``RUNS`` runs
+    are read; the rest of the needle is read at ``SCANNED`` positions spread over it.
     """
     last = len(needle) - _TRIGRAM
-    found: dict[str, None] = {}
+    if last < SCANNED:  # every position, as cheap as the needle is short
+        found = dict.fromkeys(needle[start : start + _TRIGRAM] for start in range(last + 1))
+        return _required(list(found))
+    found = {}
     read = runs = 0
     while read <= last and runs < RUNS and len(found) < DISTINCT:
         start = read
@@ -135,7 +139,11 @@ def _fts_query(needle: str) -> str:
             positions = spread if spread[-1] == last else [*spread, last]
         for position in positions:
             found.setdefault(needle[position : position + _TRIGRAM])
-    trigrams = list(found)
+    return _required(list(found))
+
+
+def _required(trigrams: list[str]) -> str:
+    """The FTS5 query requiring ``TRIGRAMS`` of ``trigrams`` spread over them (all, if fewer)."""
     if len(trigrams) > TRIGRAMS:
         step = (len(trigrams) - 1) / (TRIGRAMS - 1)
         trigrams = [trigrams[round(n * step)] for n in range(TRIGRAMS)]
