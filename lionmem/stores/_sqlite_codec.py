@@ -29,6 +29,7 @@ __all__ = [
     "encode_item",
     "fields_of",
     "fts_text",
+    "id_text",
     "json_text",
     "lowered_text",
 ]
@@ -259,6 +260,12 @@ def _require_str(key: Any) -> str:
     return key
 
 
+def id_text(item_id: UUID) -> str:
+    """The canonical text of ``item_id``, by its value: a subclass's own ``str()`` (a driver's
+    UUID type, say) may differ from it. Such an id comes back as a plain, equal UUID."""
+    return str(item_id) if type(item_id) is UUID else str(UUID(int=item_id.int))
+
+
 def encode_item(item: MemoryItem) -> EncodedItem:
     """Encode every field of ``item`` exactly, or raise before anything is written.
 
@@ -267,13 +274,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
     subclass is stored by its value and comes back as a plain, equal UUID.
     """
     item_id = item.id
-    if type(item_id) is UUID:
-        id_text = str(item_id)
-    elif isinstance(item_id, UUID):
-        # By value (a driver's UUID subclass, say): its own str() may differ from the canonical
-        # text. It comes back as a plain UUID, equal to it.
-        id_text = str(UUID(int=item_id.int))
-    else:
+    if not isinstance(item_id, UUID):
         raise UnrepresentableValueError("id", type(item_id).__qualname__, "id must be a UUID")
     metadata = item.metadata
     if type(metadata) is not dict:
@@ -307,7 +308,7 @@ def encode_item(item: MemoryItem) -> EncodedItem:
         )
     fields = fields_of(metadata)
     return EncodedItem(
-        id=id_text,
+        id=id_text(item_id),
         created_at=repr(created_at),
         metadata=metadata_json,
         content=content_json,

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - exercised in a subprocess without asyn
     )
     raise ImportError(msg) from None
 
+from lionmem._coercions import uuid_key
 from lionmem.errors import (
     MemoryAdapterError,
     MemoryAdapterUnavailable,
@@ -39,7 +40,7 @@ from lionmem.guard import check_query
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
 from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare
-from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item
+from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item, id_text
 from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
@@ -152,14 +153,8 @@ def _translate(
 
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
-    if isinstance(item_id, UUID):
-        return str(item_id)
-    if isinstance(item_id, str):
-        try:
-            return str(UUID(item_id))
-        except ValueError:
-            return None
-    return None
+    key = uuid_key(item_id)
+    return None if key is None else id_text(key)
 
 
 def _require_item(item: object) -> MemoryItem:

@@ -60,6 +60,7 @@ from lionmem.stores._sqlite_codec import (
     UnrepresentableValueError,
     decode_item,
     encode_item,
+    id_text,
 )
 from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
@@ -166,10 +167,7 @@ def _locked(exc: BaseException) -> bool:
 def _key(item_id: object) -> str | None:
     """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
     key = uuid_key(item_id)
-    if key is None:
-        return None
-    # By value: a subclass's str() may differ from the canonical text.
-    return str(key) if type(key) is UUID else str(UUID(int=key.int))
+    return None if key is None else id_text(key)
 
 
 def _checked_path(path: str | os.PathLike[str]) -> str:

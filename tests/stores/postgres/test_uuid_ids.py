@@ -42,3 +42,17 @@ async def test_an_item_with_a_uuid_subclass_id_is_stored_by_its_value(postgres_d
     finally:
         await conn.close()
     assert [row[0] for row in stored] == [str(i) for i in ids]
+
+
+async def test_retrieve_and_delete_find_an_item_by_a_uuid_subclass_of_its_id(
+    postgres_dsn: str,
+) -> None:
+    """A lookup by a UUID subclass goes by its value, as InMemoryStore's does, not by its str()."""
+    plain = UUID(int=4242)
+    async with PostgresMemoryStore(postgres_dsn, namespace="subclass-lookup") as store:
+        await store.store(MemoryItem(id=plain, content="found"))
+        got = await store.retrieve(ShoutingId(int=plain.int))
+        assert got is not None
+        assert (got.id, got.content) == (plain, "found")
+        assert await store.delete(ShoutingId(int=plain.int)) is True
+        assert await store.retrieve(plain) is None
