@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
 from uuid import UUID
@@ -59,8 +59,8 @@ def _refuse(field: str, value: object, reason: str) -> UnrepresentableValueError
     return UnrepresentableValueError(field, type(value).__qualname__, reason)
 
 
-def _to_lionmem(item: object) -> MemoryItem:
-    """The lionmem copy of a lionagi item, or an error naming what it cannot keep."""
+def _to_lionmem(item: object, position: int | None = None) -> MemoryItem:
+    """The lionmem copy of a lionagi item (``position`` in a batch), or an error naming what it cannot keep."""
     if type(item) is not LionagiItem:
         if isinstance(item, LionagiItem):
             raise _refuse(
@@ -73,12 +73,15 @@ def _to_lionmem(item: object) -> MemoryItem:
             "; store it on the wrapped store itself"
             if isinstance(item, MemoryItem)
             else "; use store_many() for several items"
-            if isinstance(item, list | tuple)
+            if isinstance(item, list | tuple) and position is None
             else ""
         )
         msg = (
             f"store() takes a lionagi MemoryItem ({_qualified(LionagiItem)}), "
             f"got {_type_name(item)}{hint}"
+            if position is None
+            else f"store_many() takes lionagi MemoryItems ({_qualified(LionagiItem)}), "
+            f"got {_type_name(item)} at position {position}{hint}"
         )
         raise TypeError(msg)
     created_at = item.created_at
@@ -230,8 +233,22 @@ class LionagiMemoryStore:
 
         One transaction where the wrapped store has ``store_many``; otherwise one ``store`` each.
         """
+        if isinstance(items, LionagiItem | MemoryItem | Mapping | str | bytes):
+            # Each would iterate as something else: an item's fields, a mapping's keys, characters.
+            hint = (
+                "; use store() for one item"
+                if isinstance(items, LionagiItem | MemoryItem)
+                else "; pass its values()"
+                if isinstance(items, Mapping)
+                else ""
+            )
+            msg = (
+                f"store_many() takes an iterable of lionagi MemoryItems ({_qualified(LionagiItem)}), "
+                f"got {_type_name(items)}{hint}"
+            )
+            raise TypeError(msg)
         batch = list(items)
-        copies = [_to_lionmem(item) for item in batch]
+        copies = [_to_lionmem(item, position) for position, item in enumerate(batch)]
         many = getattr(self._store, "store_many", None)
         if many is not None:
             await many(copies)

@@ -411,6 +411,48 @@ async def test_extras_are_forwarded_to_sqlite() -> None:
         assert [i.content async for i in store.items()] == [0, 2]
 
 
+async def test_store_many_refuses_what_is_not_a_batch_of_lionagi_items(new_store: NewStore) -> None:
+    """One item, a mapping or a string is not read as a batch, and a bad element names its position."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        lionagi_class = "lionagi.protocols.memory.MemoryItem"
+        batches: list[tuple[Any, str]] = [
+            (
+                sample(content="one"),
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                f"{lionagi_class}; use store() for one item",
+            ),
+            (
+                {ID: sample(content="one")},
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                "builtins.dict; pass its values()",
+            ),
+            (
+                "ab",
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                "builtins.str",
+            ),
+            (
+                [lionagi.MemoryItem(), [lionagi.MemoryItem()]],
+                f"store_many() takes lionagi MemoryItems ({lionagi_class}), got builtins.list "
+                "at position 1",
+            ),
+            (
+                [MemoryItem()],
+                f"store_many() takes lionagi MemoryItems ({lionagi_class}), got "
+                "lionmem_models.memory_item.MemoryItem at position 0; store it on the wrapped "
+                "store itself",
+            ),
+        ]
+        for batch, message in batches:
+            with pytest.raises(TypeError) as caught:
+                await store.store_many(batch)
+            assert str(caught.value) == message
+        kept = await store.search(lionagi.MemoryQuery(limit=100))
+        assert [fields_of(i) for i in kept] == [fields_of(sample())]
+
+
 async def test_extras_a_store_lacks_say_so() -> None:
     """Over a store without them, store_many stores one by one and the others raise AttributeError."""
     store = LionagiMemoryStore(InMemoryStore())
