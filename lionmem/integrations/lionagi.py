@@ -171,8 +171,16 @@ class LionagiMemoryStore:
         if not isinstance(store, MemoryStore):
             msg = f"LionagiMemoryStore wraps a lionmem MemoryStore, got {_type_name(store)}"
             raise TypeError(msg)
-        external = cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore)
-        self = object.__new__(ExternalLionagiMemoryStore if external else cls)
+        external = isinstance(store, ExternalMemoryStore)
+        if issubclass(cls, ExternalLionagiMemoryStore) and not external:
+            msg = (
+                f"{cls.__qualname__} wraps an ExternalMemoryStore (one with a manifest), "
+                f"got {_type_name(store)}; use LionagiMemoryStore"
+            )
+            raise TypeError(msg)
+        self = object.__new__(
+            ExternalLionagiMemoryStore if external and cls is LionagiMemoryStore else cls
+        )
         self._store = store
         return self
 

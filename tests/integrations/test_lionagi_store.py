@@ -392,6 +392,20 @@ def test_the_constructor_wants_a_lionmem_store() -> None:
     )
 
 
+async def test_the_external_wrapper_wants_an_external_store() -> None:
+    """ExternalLionagiMemoryStore over a store without a manifest raises TypeError naming the type."""
+    with pytest.raises(
+        TypeError,
+        match=r"^ExternalLionagiMemoryStore wraps an ExternalMemoryStore \(one with a manifest\), "
+        r"got lionmem\.stores\.memory\.InMemoryStore; use LionagiMemoryStore$",
+    ):
+        ExternalLionagiMemoryStore(InMemoryStore())
+    external = ExternalLionagiMemoryStore(SQLiteMemoryStore(":memory:"))
+    assert type(external) is ExternalLionagiMemoryStore
+    assert external.manifest is external.wrapped.manifest  # type: ignore[attr-defined]  # SQLite has one
+    await external.close()
+
+
 # ------------------------------------------------------------------------ extras, lifecycle
 
 
