@@ -113,6 +113,29 @@ async def test_stored_values_are_copies(new_store: NewStore) -> None:
         assert await store.search(lionagi.MemoryQuery(filters={"late": 1})) == []
 
 
+async def test_values_inside_metadata_are_shared_by_the_in_memory_store_only(
+    new_store: NewStore,
+) -> None:
+    """A list in metadata changed in place is seen by InMemoryStore (copies are shallow), not by a durable store."""
+    original = sample(metadata={"n": [1]})
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(original)
+        original.metadata["n"].append(2)
+        returned = await store.retrieve(ID)
+        assert returned is not None
+        returned.metadata["n"].append(3)
+        again = await store.retrieve(ID)
+        assert again is not None
+        matching = [i.id for i in await store.search(lionagi.MemoryQuery(filters={"n": [1]}))]
+    if isinstance(wrapped, InMemoryStore):
+        assert again.metadata == {"n": [1, 2, 3]}
+        assert matching == []
+    else:
+        assert again.metadata == {"n": [1]}
+        assert matching == [ID]
+
+
 async def test_replacing_keeps_the_position(new_store: NewStore) -> None:
     """Storing an id again replaces the item where it was, as lionagi's store does."""
     first, second = sample(), lionagi.MemoryItem(content="second")
