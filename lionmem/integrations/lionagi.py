@@ -3,18 +3,18 @@
 The wrapper takes lionagi ``MemoryItem`` and ``MemoryQuery`` objects, stores lionmem copies in the
 wrapped store and gives back new lionagi ``MemoryItem`` instances, with lionagi's ``lion_class``.
 Search gives lionagi ``InMemoryStore``'s results, in its order, wherever the wrapped store does
-(every lionmem store does), negative limits included: a store that refuses them is asked for every
-match and the wrapper cuts the list as lionagi does. Values no lionmem item can hold (a subclass,
-NaN ``created_at``, non-string metadata keys, ...) are refused at ``store()`` with
-``UnrepresentableValueError`` naming the field; nothing is written. An ``ExternalMemoryStore``
-stays one (its manifest passes through). docs/lionagi.md is the user guide.
+(every lionmem store does), negative limits and any number of tags included: a store that refuses
+them is asked for every match (without the tags) and the wrapper filters and cuts as lionagi does.
+Values no lionmem item can hold (a subclass, NaN ``created_at``, non-string metadata keys, ...) are
+refused at ``store()`` with ``UnrepresentableValueError`` naming the field; nothing is written. An
+``ExternalMemoryStore`` stays one (its manifest passes through). docs/lionagi.md is the user guide.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
 from uuid import UUID
@@ -59,8 +59,8 @@ def _refuse(field: str, value: object, reason: str) -> UnrepresentableValueError
     return UnrepresentableValueError(field, type(value).__qualname__, reason)
 
 
-def _to_lionmem(item: object) -> MemoryItem:
-    """The lionmem copy of a lionagi item, or an error naming what it cannot keep."""
+def _to_lionmem(item: object, position: int | None = None) -> MemoryItem:
+    """The lionmem copy of a lionagi item (``position`` in a batch), or an error naming what it cannot keep."""
     if type(item) is not LionagiItem:
         if isinstance(item, LionagiItem):
             raise _refuse(
@@ -73,12 +73,15 @@ def _to_lionmem(item: object) -> MemoryItem:
             "; store it on the wrapped store itself"
             if isinstance(item, MemoryItem)
             else "; use store_many() for several items"
-            if isinstance(item, list | tuple)
+            if isinstance(item, list | tuple) and position is None
             else ""
         )
         msg = (
             f"store() takes a lionagi MemoryItem ({_qualified(LionagiItem)}), "
             f"got {_type_name(item)}{hint}"
+            if position is None
+            else f"store_many() takes lionagi MemoryItems ({_qualified(LionagiItem)}), "
+            f"got {_type_name(item)} at position {position}{hint}"
         )
         raise TypeError(msg)
     created_at = item.created_at
@@ -131,10 +134,10 @@ def _to_lionagi(item: MemoryItem) -> LionagiItem:
     )
 
 
-def _query(query: object, limit: int | None = None) -> MemoryQuery:
-    """The lionmem query asking what ``query`` asks, with ``limit`` instead of its own if given."""
+def _query(query: object) -> MemoryQuery:
+    """The lionmem query asking what ``query`` asks."""
     if isinstance(query, LionagiQuery | MemoryQuery):
-        wanted = query.limit if limit is None else limit
+        wanted = query.limit
         if isinstance(wanted, int) and wanted > _ALL:  # anything else is for validation to refuse
             wanted = _ALL  # no store holds more; some backends cannot count further
         return MemoryQuery(text=query.text, tags=query.tags, filters=query.filters, limit=wanted)
@@ -168,8 +171,16 @@ class LionagiMemoryStore:
         if not isinstance(store, MemoryStore):
             msg = f"LionagiMemoryStore wraps a lionmem MemoryStore, got {_type_name(store)}"
             raise TypeError(msg)
-        external = cls is LionagiMemoryStore and isinstance(store, ExternalMemoryStore)
-        self = object.__new__(ExternalLionagiMemoryStore if external else cls)
+        external = isinstance(store, ExternalMemoryStore)
+        if issubclass(cls, ExternalLionagiMemoryStore) and not external:
+            msg = (
+                f"{cls.__qualname__} wraps an ExternalMemoryStore (one with a manifest), "
+                f"got {_type_name(store)}; use LionagiMemoryStore"
+            )
+            raise TypeError(msg)
+        self = object.__new__(
+            ExternalLionagiMemoryStore if external and cls is LionagiMemoryStore else cls
+        )
         self._store = store
         return self
 
@@ -204,17 +215,46 @@ class LionagiMemoryStore:
 
     async def search(self, query: LionagiQuery | MemoryQuery) -> list[LionagiItem]:
         """Return new lionagi items for the matches, as lionagi's ``InMemoryStore`` orders and cuts them."""
-        asked = _query(query)
-        if asked.limit >= 0:
-            return [_to_lionagi(found) for found in await self._store.search(asked)]
-        try:
-            found_items = await self._store.search(asked)
-        except UnsupportedMemoryQuery as exc:
-            if "limit" not in exc.rejected_keys:
-                raise
-            # lionagi cuts all the matches as results[:limit]: ask for all of them and do the same.
-            found_items = (await self._store.search(_query(query, _ALL)))[: asked.limit]
+        asked = sent = _query(query)
+        while True:
+            try:
+                found_items = await self._store.search(sent)
+                break
+            except UnsupportedMemoryQuery as exc:
+                retry = self._without_refused(sent, exc)
+                if retry is None:
+                    raise
+                sent = retry
+        if sent is not asked:  # what the store was not asked, the wrapper does as lionagi does
+            if asked.tags and not sent.tags:
+                wanted = set(asked.tags)
+                found_items = [found for found in found_items if wanted & set(found.tags)]
+            found_items = found_items[: asked.limit]
         return [_to_lionagi(found) for found in found_items]
+
+    def _without_refused(
+        self, sent: MemoryQuery, refusal: UnsupportedMemoryQuery
+    ) -> MemoryQuery | None:
+        """``sent`` asking for every match without what the store refused and the wrapper can do.
+
+        That is a negative limit, and too many tags where the store's hits are lionagi's and carry
+        their tags (its manifest says so). ``None`` when the refusal is of something else.
+        """
+        rejected = refusal.rejected_keys
+        limit_refused = "limit" in rejected and sent.limit < 0
+        manifest = getattr(self._store, "manifest", None)
+        tags_refused = (
+            "tags" in rejected
+            and bool(sent.tags)
+            and isinstance(manifest, MemoryAdapterManifest)
+            and manifest.search_semantics == "reference"
+            and manifest.search_returns_tags
+            and (manifest.supports_any_filter_key or "tags" not in (sent.filters or {}))
+        )
+        if not (limit_refused or tags_refused):
+            return None
+        tags = None if tags_refused else sent.tags
+        return MemoryQuery(text=sent.text, tags=tags, filters=sent.filters, limit=_ALL)
 
     # -- the wrapped store's extras ---------------------------------------------------------
 
@@ -230,8 +270,22 @@ class LionagiMemoryStore:
 
         One transaction where the wrapped store has ``store_many``; otherwise one ``store`` each.
         """
+        if isinstance(items, LionagiItem | MemoryItem | Mapping | str | bytes):
+            # Each would iterate as something else: an item's fields, a mapping's keys, characters.
+            hint = (
+                "; use store() for one item"
+                if isinstance(items, LionagiItem | MemoryItem)
+                else "; pass its values()"
+                if isinstance(items, Mapping)
+                else ""
+            )
+            msg = (
+                f"store_many() takes an iterable of lionagi MemoryItems ({_qualified(LionagiItem)}), "
+                f"got {_type_name(items)}{hint}"
+            )
+            raise TypeError(msg)
         batch = list(items)
-        copies = [_to_lionmem(item) for item in batch]
+        copies = [_to_lionmem(item, position) for position, item in enumerate(batch)]
         many = getattr(self._store, "store_many", None)
         if many is not None:
             await many(copies)

@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import lionagi
 import pytest
 
+from lionmem import MemoryAdapterUnavailable, PostgresMemoryStore
 from lionmem.integrations.lionagi import LionagiMemoryStore
 from tests.integrations.stores import NewStore
+from tests.postgres_support import started_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,6 +93,42 @@ async def test_remove_branch_keeps_the_store(new_store: NewStore) -> None:
         assert branch.memory is store
         assert adopter.memory is not store
         assert [i.id for i in await branch.memory.search(lionagi.MemoryQuery())] == [item.id]
+
+
+def outage_calls(memory: Any, known: UUID) -> list[Callable[[], Awaitable[object]]]:
+    """Every lionagi call on ``memory``, a negative limit included (the wrapper asks twice for it)."""
+    return [
+        lambda: memory.store(lionagi.MemoryItem(content="during the outage")),
+        lambda: memory.retrieve(known),
+        lambda: memory.search(lionagi.MemoryQuery(tags=["plan"])),
+        lambda: memory.search(lionagi.MemoryQuery(limit=-1)),
+    ]
+
+
+@pytest.mark.slow
+async def test_a_stopped_postgresql_is_unavailable_to_every_branch_then_recovers() -> None:
+    """With the server stopped, each branch of a session gets MemoryAdapterUnavailable from every
+    call (a negative limit too); once it is back they see what was stored before, and only that."""
+    cluster = started_cluster()
+    try:
+        store = LionagiMemoryStore(PostgresMemoryStore(cluster.dsn(), connect_timeout=2.0))
+        session = lionagi.Session(memory=store)
+        planner, coder = session.new_branch(name="planner"), session.new_branch(name="coder")
+        kept = lionagi.MemoryItem(content="kept", tags=["plan"])
+        await planner.memory.store(kept)
+        cluster.stop()
+        for branch in (planner, coder, session.default_branch):
+            for call in outage_calls(branch.memory, kept.id):
+                with pytest.raises(MemoryAdapterUnavailable, match="is unavailable"):
+                    await call()
+        cluster.start()
+        for branch in (planner, coder):
+            found = await branch.memory.search(lionagi.MemoryQuery(limit=100))
+            assert [(i.id, i.content) for i in found] == [(kept.id, "kept")]
+            assert await branch.memory.search(lionagi.MemoryQuery(limit=-1)) == []
+        await store.close()
+    finally:
+        cluster.destroy()
 
 
 def run_session(mode: str, path: Path) -> str:

@@ -15,6 +15,7 @@ from lionmem import (
     ExternalMemoryStore,
     InMemoryStore,
     MemoryAdapterError,
+    MemoryAdapterManifest,
     MemoryAdapterUnavailable,
     MemoryItem,
     MemoryQuery,
@@ -111,6 +112,29 @@ async def test_stored_values_are_copies(new_store: NewStore) -> None:
         assert (again.tags, again.metadata) == (["x", "y"], {"k": "v", "n": [1, {"x": None}]})
         assert await store.search(lionagi.MemoryQuery(tags=["late", "later"])) == []
         assert await store.search(lionagi.MemoryQuery(filters={"late": 1})) == []
+
+
+async def test_values_inside_metadata_are_shared_by_the_in_memory_store_only(
+    new_store: NewStore,
+) -> None:
+    """A list in metadata changed in place is seen by InMemoryStore (copies are shallow), not by a durable store."""
+    original = sample(metadata={"n": [1]})
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(original)
+        original.metadata["n"].append(2)
+        returned = await store.retrieve(ID)
+        assert returned is not None
+        returned.metadata["n"].append(3)
+        again = await store.retrieve(ID)
+        assert again is not None
+        matching = [i.id for i in await store.search(lionagi.MemoryQuery(filters={"n": [1]}))]
+    if isinstance(wrapped, InMemoryStore):
+        assert again.metadata == {"n": [1, 2, 3]}
+        assert matching == []
+    else:
+        assert again.metadata == {"n": [1]}
+        assert matching == [ID]
 
 
 async def test_replacing_keeps_the_position(new_store: NewStore) -> None:
@@ -392,6 +416,20 @@ def test_the_constructor_wants_a_lionmem_store() -> None:
     )
 
 
+async def test_the_external_wrapper_wants_an_external_store() -> None:
+    """ExternalLionagiMemoryStore over a store without a manifest raises TypeError naming the type."""
+    with pytest.raises(
+        TypeError,
+        match=r"^ExternalLionagiMemoryStore wraps an ExternalMemoryStore \(one with a manifest\), "
+        r"got lionmem\.stores\.memory\.InMemoryStore; use LionagiMemoryStore$",
+    ):
+        ExternalLionagiMemoryStore(InMemoryStore())
+    external = ExternalLionagiMemoryStore(SQLiteMemoryStore(":memory:"))
+    assert type(external) is ExternalLionagiMemoryStore
+    assert external.manifest is external.wrapped.manifest  # type: ignore[attr-defined]  # SQLite has one
+    await external.close()
+
+
 # ------------------------------------------------------------------------ extras, lifecycle
 
 
@@ -409,6 +447,48 @@ async def test_extras_are_forwarded_to_sqlite() -> None:
         assert await store.delete(items[1].id) is False
         assert await store.delete("garbage") is False
         assert [i.content async for i in store.items()] == [0, 2]
+
+
+async def test_store_many_refuses_what_is_not_a_batch_of_lionagi_items(new_store: NewStore) -> None:
+    """One item, a mapping or a string is not read as a batch, and a bad element names its position."""
+    async with new_store() as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        lionagi_class = "lionagi.protocols.memory.MemoryItem"
+        batches: list[tuple[Any, str]] = [
+            (
+                sample(content="one"),
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                f"{lionagi_class}; use store() for one item",
+            ),
+            (
+                {ID: sample(content="one")},
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                "builtins.dict; pass its values()",
+            ),
+            (
+                "ab",
+                f"store_many() takes an iterable of lionagi MemoryItems ({lionagi_class}), got "
+                "builtins.str",
+            ),
+            (
+                [lionagi.MemoryItem(), [lionagi.MemoryItem()]],
+                f"store_many() takes lionagi MemoryItems ({lionagi_class}), got builtins.list "
+                "at position 1",
+            ),
+            (
+                [MemoryItem()],
+                f"store_many() takes lionagi MemoryItems ({lionagi_class}), got "
+                "lionmem_models.memory_item.MemoryItem at position 0; store it on the wrapped "
+                "store itself",
+            ),
+        ]
+        for batch, message in batches:
+            with pytest.raises(TypeError) as caught:
+                await store.store_many(batch)
+            assert str(caught.value) == message
+        kept = await store.search(lionagi.MemoryQuery(limit=100))
+        assert [fields_of(i) for i in kept] == [fields_of(sample())]
 
 
 async def test_extras_a_store_lacks_say_so() -> None:
@@ -563,3 +643,24 @@ async def test_async_with_closes_a_store_that_only_has_close() -> None:
     async with LionagiMemoryStore(wrapped) as store:
         await store.store(sample())
     assert wrapped.closed == 1
+
+
+class BackendDefinedSQLite(SQLiteMemoryStore):
+    """A SQLite store declaring backend-defined search, as an adapter with its own matching would."""
+
+    @property
+    def manifest(self) -> MemoryAdapterManifest:
+        return super().manifest.model_copy(update={"search_semantics": "backend-defined"})
+
+
+async def test_too_many_tags_pass_through_where_the_answer_would_not_be_lionagis() -> None:
+    """Over a store whose search is not lionagi's, a refusal of too many tags reaches the caller."""
+    async with BackendDefinedSQLite(":memory:") as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(sample())
+        tags = [f"tag {n}" for n in range(10_001)] + ["x"]
+        for limit in (20, -1):
+            with pytest.raises(UnsupportedMemoryQuery) as caught:
+                await store.search(lionagi.MemoryQuery(tags=tags, limit=limit))
+            assert caught.value.rejected_keys == ("tags",)
+        assert [i.id for i in await store.search(lionagi.MemoryQuery(tags=tags[-2:]))] == [ID]
