@@ -3,11 +3,11 @@
 The wrapper takes lionagi ``MemoryItem`` and ``MemoryQuery`` objects, stores lionmem copies in the
 wrapped store and gives back new lionagi ``MemoryItem`` instances, with lionagi's ``lion_class``.
 Search gives lionagi ``InMemoryStore``'s results, in its order, wherever the wrapped store does
-(every lionmem store does), negative limits and any number of tags included: a store that refuses
-them is asked for every match (without the tags) and the wrapper filters and cuts as lionagi does.
-Values no lionmem item can hold (a subclass, NaN ``created_at``, non-string metadata keys, ...) are
-refused at ``store()`` with ``UnrepresentableValueError`` naming the field; nothing is written. An
-``ExternalMemoryStore`` stays one (its manifest passes through). docs/lionagi.md is the user guide.
+(every lionmem store does), negative limits included: a store that refuses them is asked for every
+match and the wrapper cuts the list as lionagi does. Values no lionmem item can hold (a subclass,
+NaN ``created_at``, non-string metadata keys, ...) are refused at ``store()`` with
+``UnrepresentableValueError`` naming the field; nothing is written. An ``ExternalMemoryStore``
+stays one (its manifest passes through). docs/lionagi.md is the user guide.
 """
 
 from __future__ import annotations
@@ -134,10 +134,10 @@ def _to_lionagi(item: MemoryItem) -> LionagiItem:
     )
 
 
-def _query(query: object) -> MemoryQuery:
-    """The lionmem query asking what ``query`` asks."""
+def _query(query: object, limit: int | None = None) -> MemoryQuery:
+    """The lionmem query asking what ``query`` asks, with ``limit`` instead of its own if given."""
     if isinstance(query, LionagiQuery | MemoryQuery):
-        wanted = query.limit
+        wanted = query.limit if limit is None else limit
         if isinstance(wanted, int) and wanted > _ALL:  # anything else is for validation to refuse
             wanted = _ALL  # no store holds more; some backends cannot count further
         return MemoryQuery(text=query.text, tags=query.tags, filters=query.filters, limit=wanted)
@@ -215,46 +215,17 @@ class LionagiMemoryStore:
 
     async def search(self, query: LionagiQuery | MemoryQuery) -> list[LionagiItem]:
         """Return new lionagi items for the matches, as lionagi's ``InMemoryStore`` orders and cuts them."""
-        asked = sent = _query(query)
-        while True:
-            try:
-                found_items = await self._store.search(sent)
-                break
-            except UnsupportedMemoryQuery as exc:
-                retry = self._without_refused(sent, exc)
-                if retry is None:
-                    raise
-                sent = retry
-        if sent is not asked:  # what the store was not asked, the wrapper does as lionagi does
-            if asked.tags and not sent.tags:
-                wanted = set(asked.tags)
-                found_items = [found for found in found_items if wanted & set(found.tags)]
-            found_items = found_items[: asked.limit]
+        asked = _query(query)
+        if asked.limit >= 0:
+            return [_to_lionagi(found) for found in await self._store.search(asked)]
+        try:
+            found_items = await self._store.search(asked)
+        except UnsupportedMemoryQuery as exc:
+            if "limit" not in exc.rejected_keys:
+                raise
+            # lionagi cuts all the matches as results[:limit]: ask for all of them and do the same.
+            found_items = (await self._store.search(_query(query, _ALL)))[: asked.limit]
         return [_to_lionagi(found) for found in found_items]
-
-    def _without_refused(
-        self, sent: MemoryQuery, refusal: UnsupportedMemoryQuery
-    ) -> MemoryQuery | None:
-        """``sent`` asking for every match without what the store refused and the wrapper can do.
-
-        That is a negative limit, and too many tags where the store's hits are lionagi's and carry
-        their tags (its manifest says so). ``None`` when the refusal is of something else.
-        """
-        rejected = refusal.rejected_keys
-        limit_refused = "limit" in rejected and sent.limit < 0
-        manifest = getattr(self._store, "manifest", None)
-        tags_refused = (
-            "tags" in rejected
-            and bool(sent.tags)
-            and isinstance(manifest, MemoryAdapterManifest)
-            and manifest.search_semantics == "reference"
-            and manifest.search_returns_tags
-            and (manifest.supports_any_filter_key or "tags" not in (sent.filters or {}))
-        )
-        if not (limit_refused or tags_refused):
-            return None
-        tags = None if tags_refused else sent.tags
-        return MemoryQuery(text=sent.text, tags=tags, filters=sent.filters, limit=_ALL)
 
     # -- the wrapped store's extras ---------------------------------------------------------
 

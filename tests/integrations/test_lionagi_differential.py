@@ -199,34 +199,3 @@ def test_the_oracle_is_lionagi_0_36_0() -> None:
     from importlib.metadata import version
 
     assert version("lionagi") == "0.36.0"
-
-
-MANY = 10_001  # one more distinct tag than SQLite and PostgreSQL take in one query
-
-
-def test_queries_of_more_tags_than_a_store_takes_give_lionagis_answer(new_store: NewStore) -> None:
-    """A query of more distinct tags than the store takes finds what lionagi finds, in its order."""
-
-    async def run() -> None:
-        oracle = lionagi.InMemoryStore()
-        async with new_store() as wrapped:
-            store = LionagiMemoryStore(wrapped)
-            items = [
-                lionagi.MemoryItem(
-                    content=f"{n} {'odd' if n % 2 else 'even'}",
-                    tags=[f"t{n % 7}", "shared"] if n % 3 else [f"t{n % 7}"],
-                    metadata={"third": n % 3},
-                )
-                for n in range(40)
-            ]
-            for item in items:
-                assert await store.store(item) == await oracle.store(item)
-            many = [f"absent {n}" for n in range(MANY)]
-            for tags in ([*many, "t1", "t4"], [*many, "shared"], many, [*many, "t1", *many]):
-                filters = ({"filters": {"third": 1}}, {"filters": {"tags": None}})
-                for fields in ({}, {"text": "ODD"}, *filters):
-                    for limit in (20, 3, 0, 10**30, -1, -5, -40):
-                        query = lionagi.MemoryQuery(tags=tags, limit=limit, **fields)
-                        same(await store.search(query), await oracle.search(query), (fields, limit))
-
-    asyncio.run(run())

@@ -15,7 +15,6 @@ from lionmem import (
     ExternalMemoryStore,
     InMemoryStore,
     MemoryAdapterError,
-    MemoryAdapterManifest,
     MemoryAdapterUnavailable,
     MemoryItem,
     MemoryQuery,
@@ -643,24 +642,3 @@ async def test_async_with_closes_a_store_that_only_has_close() -> None:
     async with LionagiMemoryStore(wrapped) as store:
         await store.store(sample())
     assert wrapped.closed == 1
-
-
-class BackendDefinedSQLite(SQLiteMemoryStore):
-    """A SQLite store declaring backend-defined search, as an adapter with its own matching would."""
-
-    @property
-    def manifest(self) -> MemoryAdapterManifest:
-        return super().manifest.model_copy(update={"search_semantics": "backend-defined"})
-
-
-async def test_too_many_tags_pass_through_where_the_answer_would_not_be_lionagis() -> None:
-    """Over a store whose search is not lionagi's, a refusal of too many tags reaches the caller."""
-    async with BackendDefinedSQLite(":memory:") as wrapped:
-        store = LionagiMemoryStore(wrapped)
-        await store.store(sample())
-        tags = [f"tag {n}" for n in range(10_001)] + ["x"]
-        for limit in (20, -1):
-            with pytest.raises(UnsupportedMemoryQuery) as caught:
-                await store.search(lionagi.MemoryQuery(tags=tags, limit=limit))
-            assert caught.value.rejected_keys == ("tags",)
-        assert [i.id for i in await store.search(lionagi.MemoryQuery(tags=tags[-2:]))] == [ID]
