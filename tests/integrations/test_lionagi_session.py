@@ -110,8 +110,8 @@ async def test_a_stopped_postgresql_is_unavailable_to_every_branch_then_recovers
     """With the server stopped, each branch of a session gets MemoryAdapterUnavailable from every
     call (a negative limit too); once it is back they see what was stored before, and only that."""
     cluster = started_cluster()
+    store = LionagiMemoryStore(PostgresMemoryStore(cluster.dsn(), connect_timeout=2.0))
     try:
-        store = LionagiMemoryStore(PostgresMemoryStore(cluster.dsn(), connect_timeout=2.0))
         session = lionagi.Session(memory=store)
         planner, coder = session.new_branch(name="planner"), session.new_branch(name="coder")
         kept = lionagi.MemoryItem(content="kept", tags=["plan"])
@@ -126,8 +126,8 @@ async def test_a_stopped_postgresql_is_unavailable_to_every_branch_then_recovers
             found = await branch.memory.search(lionagi.MemoryQuery(limit=100))
             assert [(i.id, i.content) for i in found] == [(kept.id, "kept")]
             assert await branch.memory.search(lionagi.MemoryQuery(limit=-1)) == []
-        await store.close()
     finally:
+        await store.close()
         cluster.destroy()
 
 

@@ -25,6 +25,7 @@ from lionmem import (
 )
 from lionmem.conformance.fake import FakeHarness
 from lionmem.integrations.lionagi import ExternalLionagiMemoryStore, LionagiMemoryStore
+from lionmem.stores._sqlite_query import MAX_TAGS
 from tests.integrations.stores import NewStore
 
 LION_CLASS = "lionagi.protocols.memory.MemoryItem"
@@ -343,6 +344,21 @@ async def test_negative_limit_is_emulated_over_a_store_that_refuses_it() -> None
             "item 2",
         ]
         assert len(await store.search(lionagi.MemoryQuery(limit=10**30))) == 5
+
+
+async def test_a_query_of_more_tags_than_the_store_takes_is_refused_naming_tags() -> None:
+    """Past MAX_TAGS distinct tags SQLite refuses the query; the refusal reaches the caller, for
+    a negative limit too, and a query of MAX_TAGS tags is answered."""
+    async with SQLiteMemoryStore(":memory:") as wrapped:
+        store = LionagiMemoryStore(wrapped)
+        await store.store(lionagi.MemoryItem(content="tagged", tags=["t0"]))
+        many = [f"t{n}" for n in range(MAX_TAGS + 1)]
+        for limit in (10, -1):
+            with pytest.raises(UnsupportedMemoryQuery) as caught:
+                await store.search(lionagi.MemoryQuery(tags=many, limit=limit))
+            assert caught.value.rejected_keys == ("tags",)
+        found = await store.search(lionagi.MemoryQuery(tags=many[:MAX_TAGS]))
+        assert [i.content for i in found] == ["tagged"]
 
 
 async def test_a_refusal_of_filters_names_only_the_filters() -> None:
