@@ -271,7 +271,6 @@ class PostgresMemoryStore:
         self._command_timeout = float(command_timeout)
         self._prepared = False
         self._analysed = False
-        self._analysis: asyncio.Task[None] | None = None  # the one ANALYZE in the background
         self._closed = False
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
@@ -420,11 +419,7 @@ class PostgresMemoryStore:
         await self._call(_nothing)
 
     async def close(self) -> None:
-        """Close the pool the store created (a pool passed in stays open); idempotent. An
-        ``ANALYZE`` started by a bulk load is waited for first (bounded by command_timeout)."""
-        analysis, self._analysis = self._analysis, None
-        if analysis is not None and analysis.get_loop() is asyncio.get_running_loop():
-            await analysis  # it raises nothing: its failure is the next bulk load's to retry
+        """Close the pool the store created (a pool passed in stays open); idempotent."""
         self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None and self._owns_pool:
@@ -509,8 +504,8 @@ class PostgresMemoryStore:
         self._check_open()
         if rows:
             await self._write_rows(rows)
-        if len(rows) >= _BATCH:
-            self._analyse_soon()
+        if len(rows) >= _BATCH and not self._analysed:
+            await self._analyse()
         return [item.id for item in batch]
 
     async def store_stream(
@@ -557,8 +552,8 @@ class PostgresMemoryStore:
                     chunk = None
 
         stored = await self._call(write, retry=lambda: not reading)
-        if stored >= _BATCH:
-            self._analyse_soon()
+        if stored >= _BATCH and not self._analysed:
+            await self._analyse()
         return stored
 
     async def _write_rows(self, rows: list[Row]) -> None:
@@ -582,18 +577,10 @@ class PostgresMemoryStore:
 
         await self._call(write)
 
-    def _analyse_soon(self) -> None:
-        """Start ``_analyse_if_never`` in the background after a committed bulk load, unless the
-        table has statistics or one runs already. The load returns at once: its result stands
-        whatever becomes of the ``ANALYZE`` (also when its caller is cancelled meanwhile), and
-        the next bulk load tries again after a failure. ``close()`` waits for it."""
-        if self._analysed or (self._analysis is not None and not self._analysis.done()):
-            return
-        # Held here until done: the event loop keeps only a weak reference to a task.
-        self._analysis = asyncio.ensure_future(self._analyse())
-
     async def _analyse(self) -> None:
-        with contextlib.suppress(Exception):
+        """``_analyse_if_never`` after a committed bulk load, whose result stands even when
+        this fails (the next bulk load tries again)."""
+        with contextlib.suppress(MemoryAdapterError):
             self._analysed = await self._call(_analyse_if_never)
 
     async def delete(self, item_id: UUID | str) -> bool:

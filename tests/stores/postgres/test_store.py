@@ -567,11 +567,8 @@ async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: C
         # Autovacuum could analyse the table first; keep it away from this one.
         postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
         await store.store_many([MemoryItem(content=n) for n in range(999)])
-        assert store._analysis is None
         assert postgres_server.psql(reltuples, database) == "-1"
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
-        assert store._analysis is not None
-        await store._analysis  # the ANALYZE runs in the background
         assert postgres_server.psql(reltuples, database) == "1999"
 
 
@@ -584,14 +581,11 @@ async def test_a_first_bulk_load_into_recreated_tables_gives_them_statistics(
     reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
-        assert store._analysis is not None
-        await store._analysis  # the ANALYZE runs in the background
         assert postgres_server.psql(reltuples, database) == "1000"
         postgres_server.psql("DROP TABLE lionmem_items, lionmem_meta", database)
         assert await store.count() == 0
         postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
         await store.store_many([MemoryItem(content=n) for n in range(1200)])
-        await store._analysis
         assert postgres_server.psql(reltuples, database) == "1200"
 
 
@@ -616,15 +610,12 @@ async def test_a_first_bulk_load_during_a_vacuum_returns_once_written(
                     assert await store.store_many(items) == [i.id for i in items]
                 else:
                     assert await store.store_stream(iter(items)) == 1000
-                assert store._analysis is not None
-                await store._analysis  # the ANALYZE runs in the background
                 assert await store.count() == 1000
         finally:
             await holder.close()
         reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
         assert postgres_server.psql(reltuples, database) == "-1"  # skipped, not waited for
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
-        await store._analysis
         assert postgres_server.psql(reltuples, database) == "2000"  # the next bulk load analyses
 
 
@@ -647,45 +638,11 @@ async def test_a_failed_analysis_does_not_fail_the_committed_load(
         monkeypatch.setattr(asyncpg.Connection, "execute", lose_analyze)
         items = [MemoryItem(content=n) for n in range(1000)]
         assert await store.store_many(items) == [i.id for i in items]
-        assert store._analysis is not None
-        await store._analysis  # the ANALYZE runs in the background, and fails
         monkeypatch.undo()
         assert await store.count() == 1000
         assert postgres_server.psql(reltuples, database) == "-1"
         await store.store_many([MemoryItem(content=n) for n in range(1000)])
-        await store._analysis
         assert postgres_server.psql(reltuples, database) == "2000"
-
-
-async def test_a_bulk_load_cancelled_during_its_analysis_returns_its_result(
-    postgres_server: Cluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The caller of a first bulk load is cancelled (asyncio.wait_for running out, say) while
-    the ANALYZE that follows its commit runs: the load still returns its ids, since its items
-    are committed, and close() waits for that ANALYZE."""
-    execute = asyncpg.Connection.execute
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def slow_analyze(self: asyncpg.Connection, query: str, *args: object) -> str:
-        if query.startswith("ANALYZE"):
-            started.set()
-            await release.wait()
-        return await execute(self, query, *args)  # type: ignore[no-any-return]  # asyncpg is untyped
-
-    database = postgres_server.fresh_database()
-    reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'lionmem_items'::regclass"
-    items = [MemoryItem(content=n) for n in range(1000)]
-    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
-        postgres_server.psql("ALTER TABLE lionmem_items SET (autovacuum_enabled = false)", database)
-        monkeypatch.setattr(asyncpg.Connection, "execute", slow_analyze)
-        loading = asyncio.ensure_future(store.store_many(items))
-        await started.wait()
-        loading.cancel()
-        assert await loading == [i.id for i in items]
-        assert await store.count() == 1000
-        assert postgres_server.psql(reltuples, database) == "-1"
-        release.set()
-    assert postgres_server.psql(reltuples, database) == "1000"
 
 
 async def test_a_store_cancelled_while_it_waits_for_its_batch_is_not_written(
