@@ -381,12 +381,13 @@ class PostgresMemoryStore:
             except _Own as carried:
                 own = carried.error
             except Exception as exc:
-                if _state(exc) == _NO_TABLE and not recreated:
+                if _state(exc) == _NO_TABLE and not recreated and await _tables_gone(conn):
                     # The tables are gone (the database was recreated or restored empty):
                     # create them again, as on first use (the new table has no statistics),
                     # and run the operation again whatever ``retry`` says: nothing it wrote is
                     # lost or doubled, since a statement that wrote holds a lock that keeps the
-                    # table from being dropped until its transaction ends.
+                    # table from being dropped until its transaction ends. (A missing relation
+                    # of another kind, a trigger's, say, is an error like any other.)
                     self._prepared = self._analysed = False
                     again = recreated = True
                 else:
@@ -644,6 +645,14 @@ async def _require_synchronous_commit(conn: Any) -> None:
 
 
 _NEVER_ANALYSED = "SELECT reltuples < 0 FROM pg_class WHERE oid = 'lionmem_items'::regclass"
+
+
+async def _tables_gone(conn: Any) -> bool:
+    """Whether ``lionmem_items`` is missing from the connection's search path."""
+    try:
+        return bool(await conn.fetchval("SELECT to_regclass('lionmem_items') IS NULL"))
+    except Exception:  # the connection failed as well: not a case of missing tables
+        return False
 
 
 async def _analyse_if_never(conn: Any) -> bool:

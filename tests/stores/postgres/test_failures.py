@@ -12,7 +12,8 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from lionmem import MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem.stores._postgres_schema import prepare as real_prepare
 from lionmem.stores.postgres import PostgresMemoryStore
 from tests.postgres_support import TEMPLATE, Cluster, started_cluster
 
@@ -211,3 +212,40 @@ async def test_a_stream_first_after_the_tables_vanished_writes_everything_once(
         assert await store.store_stream(notes()) == 2500
         assert read == list(range(2500))
         assert [i.content async for i in store.items()] == list(range(2500))
+
+
+async def test_a_missing_relation_other_than_the_stores_is_an_error_not_a_rerun(
+    postgres_server: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trigger on lionmem_items writes to a table that a job drops (and creates again) in the
+    middle of a stream: the stream fails with that error and writes nothing. It is not run again
+    from the chunk it still holds as if lionmem's tables had vanished, which lost the chunk
+    before it and reported success."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(MemoryItem(content="before"))
+        postgres_server.psql(
+            "CREATE TABLE side (c text); "
+            "CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"late\"' THEN INSERT INTO side VALUES (NEW.content); "
+            "END IF; RETURN NEW; END $$; "
+            "CREATE TRIGGER noting BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION note()",
+            database,
+        )
+
+        async def prepare(conn: object, where: str) -> None:  # the job has created it again
+            postgres_server.psql("CREATE TABLE IF NOT EXISTS side (c text)", database)
+            await real_prepare(conn, where)
+
+        monkeypatch.setattr("lionmem.stores.postgres.prepare", prepare)
+
+        def notes() -> Iterator[MemoryItem]:
+            for n in range(2500):
+                if n == 1000:  # the first chunk is written, in the stream's transaction
+                    postgres_server.psql("DROP TABLE side", database)
+                yield MemoryItem(content="late" if n == 1500 else n)
+
+        with pytest.raises(MemoryAdapterError, match='relation "side" does not exist'):
+            await store.store_stream(notes())
+        assert await store.count() == 1
