@@ -253,6 +253,31 @@ class _Output:
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
+            _sync_directory(os.path.dirname(self.replaces))
+
+
+# What a directory that cannot be synced answers: a filesystem without directory fsync, or a
+# directory this user may not open for reading. The file is in place either way.
+_NO_DIRECTORY_SYNC = frozenset(
+    {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF, errno.EACCES, errno.EPERM}
+)
+
+
+def _sync_directory(folder: str) -> None:
+    """Put the directory's entries on the disk, so a rename into it survives a power loss."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        if error.errno in _NO_DIRECTORY_SYNC:
+            return
+        raise
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        if error.errno not in _NO_DIRECTORY_SYNC:
+            raise
+    finally:
+        os.close(descriptor)
 
 
 def _open_output(name: str | None) -> _Output:

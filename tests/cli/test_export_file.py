@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -178,7 +180,8 @@ def test_sigterm_mid_export_leaves_an_earlier_file_as_it_was(tmp_path: Path) -> 
 def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``finish`` syncs the temporary file, then renames it over the file it replaces."""
+    """``finish`` syncs the temporary file, renames it over the file it replaces, then syncs
+    the directory, so the rename itself survives a power loss."""
     (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
     events: list[str] = []
     fsync, replace = os.fsync, os.replace
@@ -198,8 +201,53 @@ def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
     temporary = output.partial.name
     output.stream.write(b"new\n")
     output.finish()
-    assert events == [f"fsync {temporary}", f"replace {temporary} e.jsonl"]
+    assert events == [
+        f"fsync {temporary}",
+        f"replace {temporary} e.jsonl",
+        f"fsync {tmp_path.name}",
+    ]
     assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
+
+
+@pytest.mark.parametrize("refusal", [errno.EINVAL, errno.ENOTSUP, errno.EACCES])
+def test_a_directory_that_cannot_be_synced_still_gets_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int
+) -> None:
+    """A filesystem that refuses to sync a directory (or to open it) does not fail the export:
+    the file is in place, and nothing else is left beside it."""
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    fsync = os.fsync
+
+    def refusing_fsync(descriptor: int) -> None:
+        if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+            raise OSError(refusal, os.strerror(refusal))
+        fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", refusing_fsync)
+    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
+    output.stream.write(b"new\n")
+    output.finish()
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_failed_directory_sync_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory sync that fails for another reason (an I/O error) is not hidden."""
+    fsync = os.fsync
+
+    def failing_fsync(descriptor: int) -> None:
+        if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
+    output.stream.write(b"new\n")
+    with pytest.raises(OSError, match="Input/output error") as raised:
+        output.finish()
+    assert raised.value.errno == errno.EIO
 
 
 def test_out_in_a_symbolic_link_loop_is_one_line(tmp_path: Path) -> None:
