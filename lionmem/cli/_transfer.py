@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import queue
+import shlex
 import stat
 import sys
 import tempfile
@@ -227,10 +228,11 @@ class _Output:
     """Where an export goes: stdout, or the ``--out`` file (``owned``).
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
-    that replaces it (``replaces``) once complete and synced, so a failed export leaves it as
-    it was (a process killed by a signal leaves the temporary file too); a symbolic link is
-    kept and the file it points to replaced that way; a named pipe or a device is written
-    through and never removed.
+    that replaces it (``replaces``) once complete and synced, with its mode, owner and group,
+    so a failed export leaves it as it was (a process killed by a signal leaves the temporary
+    file too); a symbolic link is kept and the file it points to replaced that way; a named
+    pipe or a device is written through and never removed. A file with several hard links is
+    refused; one whose owner a new file could not have is written in place.
     """
 
     stream: IO[bytes]
@@ -302,30 +304,70 @@ def _open_output(name: str | None) -> _Output:
             found = None
         if found is not None and not stat.S_ISREG(found.st_mode):
             return _Output(path.open("wb"), owned=True)  # a pipe, a device
-        if found is not None:
-            if not os.access(real, os.W_OK):  # replacing it would go round its permissions
-                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-            mode = stat.S_IMODE(found.st_mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        created = _temporary_beside(real, found)
+        created = _replacement(real, found, _mode_for(name, real, found))
         if created is None:  # a file that cannot be replaced: written in place
             return _Output(path.open("wb"), owned=True)
         descriptor, partial = created
-        try:
-            os.fchmod(descriptor, mode)
-        except BaseException:
-            os.close(descriptor)
-            os.unlink(partial)
-            raise
         return _Output(
             os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial), replaces=real
         )
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
+
+
+def _mode_for(name: str, real: str, found: os.stat_result | None) -> int:
+    """The mode of the file that will replace ``real``: its own, or the umask's for a new one;
+    raise when an existing file may not be replaced."""
+    if found is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+    if not os.access(real, os.W_OK):  # replacing it would go round its permissions
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    if found.st_nlink > 1:
+        msg = (
+            f"--out {name} has {found.st_nlink} hard links, whose other names would "
+            "keep the old content; remove them, or write through every name with "
+            f"lionmem export > {shlex.quote(name)}"
+        )
+        raise CommandError(msg)
+    return stat.S_IMODE(found.st_mode)
+
+
+def _replacement(real: str, found: os.stat_result | None, mode: int) -> tuple[int, str] | None:
+    """The temporary file that will replace ``real``, with ``mode`` and the owner and group of
+    the file it replaces; None when an existing file must be written in place instead."""
+    created = _temporary_beside(real, found)
+    if created is None:
+        return None
+    descriptor, partial = created
+    try:
+        kept = found is None or _same_owner(descriptor, found)
+        if kept:  # after chown, which clears the set-user-ID and set-group-ID bits
+            os.fchmod(descriptor, mode)
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(partial)
+        raise
+    if not kept:  # a file whose owner or group a new file cannot have
+        os.close(descriptor)
+        os.unlink(partial)
+        return None
+    return created
+
+
+def _same_owner(descriptor: int, found: os.stat_result) -> bool:
+    """Give the new file ``descriptor`` the owner and group of the file it replaces; return
+    whether it has them (changing the owner needs root, the group membership of it)."""
+    made = os.fstat(descriptor)
+    if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
+        return True
+    try:
+        os.fchown(descriptor, found.st_uid, found.st_gid)
+    except PermissionError:
+        return False
+    return True
 
 
 def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str] | None:

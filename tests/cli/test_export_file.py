@@ -65,7 +65,7 @@ def _without_privileges(*args: str | Path, cwd: Path) -> Result:
             pytest.skip(
                 "running as root, and setpriv is missing to drop the overriding capabilities"
             )
-        overrides = "-dac_override,-dac_read_search,-fowner"
+        overrides = "-dac_override,-dac_read_search,-fowner,-chown"
         prefix = ["setpriv", f"--bounding-set={overrides}", f"--inh-caps={overrides}", "--"]
     completed = subprocess.run(
         [*prefix, str(LIONMEM), *map(str, args)],
@@ -127,6 +127,78 @@ def test_export_writes_in_place_a_file_it_cannot_replace(tmp_path: Path, sample_
         assert sorted(path.name for path in folder.iterdir()) == ["e.jsonl"]
     if os.geteuid() == 0:
         assert (sticky / "e.jsonl").stat().st_uid == 65534
+
+
+def test_a_replaced_file_keeps_its_owner_and_group(tmp_path: Path, sample_db: Path) -> None:
+    """Root replacing another user's file: the new file has that user and group, and the mode
+    (set-group-ID bit included) of the old one."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 65534, 65533)
+    earlier.chmod(0o2640)
+    inode = earlier.stat().st_ino
+    result = lionmem("export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    replaced = earlier.stat()
+    assert replaced.st_ino != inode  # a new file, renamed into place
+    assert (replaced.st_uid, replaced.st_gid, stat.S_IMODE(replaced.st_mode)) == (
+        65534,
+        65533,
+        0o2640,
+    )
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_file_whose_owner_cannot_be_kept_is_written_in_place(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """Another user's file that this user may write: a new file could not have its owner, so
+    it is written in place and keeps owner, group and mode."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 65534, 65533)
+    earlier.chmod(0o666)
+    inode = earlier.stat().st_ino
+    result = _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    kept = earlier.stat()
+    assert (kept.st_ino, kept.st_uid, kept.st_gid, stat.S_IMODE(kept.st_mode)) == (
+        inode,
+        65534,
+        65533,
+        0o666,
+    )
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_file_with_several_hard_links_is_refused(tmp_path: Path, sample_db: Path) -> None:
+    """Replacing a file that has other names would leave them with the old content: it is
+    refused, naming the redirection that writes through every name; both names are kept."""
+    (tmp_path / "my file.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    (tmp_path / "backup.jsonl").hardlink_to(tmp_path / "my file.jsonl")
+    result = lionmem("export", "--db", sample_db, "--out", "my file.jsonl", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out my file.jsonl has 2 hard links, whose other names would keep "
+        "the old content; remove them, or write through every name with "
+        "lionmem export > 'my file.jsonl'"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.jsonl", "my file.jsonl"]
+    assert (tmp_path / "backup.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert (tmp_path / "my file.jsonl").stat().st_nlink == 2
 
 
 def test_export_out_takes_a_name_of_the_longest_length_allowed(
