@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -411,6 +412,42 @@ def test_get_escapes_control_characters_and_keeps_line_breaks(tmp_path: Path) ->
         ["metadata", r'{"k":', r'"\u202e"}'],
         ["content", r"\x1b]0;PWNED\x07\x1b[2J"],
         [r"\u202eab\x85\x7f\x9b"],
+        [],
+    ]
+
+
+# Invisible characters: zero-width space, non-joiner and joiner, word joiner, byte-order mark,
+# soft hyphen, an Arabic number sign, a tag character (outside the BMP), a paragraph separator.
+_INVISIBLE = "a\u200bb\u200cc\u200dd\u2060e\ufefff\u00adg\u0600h\U000e0041i\u2029j"
+_INVISIBLE_SHOWN = r"a\u200bb\u200cc\u200dd\u2060e\ufefff\xadg\u0600h\U000e0041i\u2029j"
+
+
+def _unshown(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on or not show, line ends excepted."""
+    hidden = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+    return [c for c in text if c not in "\r\n" and unicodedata.category(c) in hidden]
+
+
+def test_invisible_characters_are_escaped_on_a_terminal(tmp_path: Path) -> None:
+    """Zero-width and other format characters (category Cf), and line or paragraph separators,
+    are shown as escapes in the table and in ``get``, like control characters."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps({"id": item_id, "content": _INVISIBLE, "tags": ["t\u200bag"]})
+    assert lionmem("import", "-", "--db", "i.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    table = on_terminal("search", "--db", "i.db", cwd=tmp_path, columns=200, raw=True)
+    shown = on_terminal("get", item_id, "--db", "i.db", cwd=tmp_path, columns=200, raw=True)
+    assert (table.status, shown.status) == (0, 0)
+    rows = _RICH_STYLE.sub("", table.stdout)
+    fields = _RICH_STYLE.sub("", shown.stdout)
+    assert (_unshown(rows), _unshown(fields)) == ([], [])
+    row = rows.split("\r\n")[1].split()
+    # The table puts a paragraph separator, as any white space, on one line as a space.
+    assert row[2:] == [r"t\u200bag", _INVISIBLE_SHOWN.replace(r"\u2029", " ").split()[0], "j"]
+    lines = [line.split() for line in fields.split("\r\n")]
+    assert lines[2:] == [
+        ["tags", r'["t\u200bag"]'],
+        ["metadata", "{}"],
+        ["content", _INVISIBLE_SHOWN],
         [],
     ]
 
