@@ -29,6 +29,7 @@ __all__ = [
     "print_item",
     "print_items",
     "visible",
+    "visible_json",
     "write_json_lines",
 ]
 
@@ -75,6 +76,14 @@ def _text_escape(character: str) -> str:
     return f"\\u{code:04x}" if code <= _BMP else f"\\U{code:08x}"
 
 
+def _json_escape(character: str) -> str:
+    code = ord(character)
+    if code <= _BMP:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # JSON writes the UTF-16 surrogate pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
 def visible(text: str, *, lines: bool = False) -> str:
     """``text`` with every character a terminal would act on or not show written as its
     Python escape (``\\x1b``, ``\\u202e``, ``\\u200b``, ``\\U000e0041``), so stored data cannot move
@@ -85,9 +94,17 @@ def visible(text: str, *, lines: bool = False) -> str:
     return "".join(_text_escape(c) if _hidden(c, lines) else c for c in text)
 
 
+def visible_json(text: str) -> str:
+    """The JSON text ``text`` with the same characters as ``visible`` written as JSON escapes
+    (``\\u001b``, ``\\u200b``, ``\\udb40\\udc41``), so it stays valid JSON and means the same."""
+    if text.isprintable():
+        return text
+    return "".join(_json_escape(c) if _hidden(c, False) else c for c in text)
+
+
 def _json_text(value: Any) -> str:
     """``value`` as JSON text (spaces after ``:`` and ``,``, as a person reads it), safe to show."""
-    return visible(json.dumps(value, ensure_ascii=False))
+    return visible_json(json.dumps(value, ensure_ascii=False))
 
 
 def _moment(created_at: float) -> datetime | None:

@@ -452,6 +452,31 @@ def test_invisible_characters_are_escaped_on_a_terminal(tmp_path: Path) -> None:
     ]
 
 
+def test_json_fields_on_a_terminal_are_valid_json_of_the_stored_values(tmp_path: Path) -> None:
+    """``get`` on a terminal shows tags, metadata and JSON content as valid JSON whose escapes
+    (``\\u001b``, ``\\u0085``, ``\\u200b``, a surrogate pair) give back the stored values."""
+    hostile = "\x1b[2J\x85\x7f\u202e\u200b\U000e0041\u2028"
+    item_id = "12345678-1234-4678-9234-567812345678"
+    stored = {
+        "id": item_id,
+        "content": {"k": hostile, hostile: [hostile]},
+        "tags": [hostile, "plain"],
+        "metadata": {hostile: hostile, "n": 1},
+    }
+    line = json.dumps(stored)
+    assert lionmem("import", "-", "--db", "j.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "j.db", cwd=tmp_path, columns=400, raw=True)
+    assert shown.status == 0, shown
+    text = _RICH_STYLE.sub("", shown.stdout)
+    assert _unshown(text) == []
+    rows = dict(line.strip().split(None, 1) for line in text.split("\r\n")[2:] if line.strip())
+    assert rows.keys() == {"tags", "metadata", "content"}
+    assert {field: json.loads(value) for field, value in rows.items()} == {
+        field: stored[field] for field in rows
+    }
+    assert rows["tags"] == (r'["\u001b[2J\u0085\u007f\u202e\u200b\udb40\udc41\u2028", "plain"]')
+
+
 def test_machine_output_keeps_control_characters_exact(tmp_path: Path) -> None:
     """Piped and ``--json`` output are the stored JSON, not the escaped display."""
     item_id = _hostile_db(tmp_path)
