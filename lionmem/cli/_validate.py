@@ -1,7 +1,8 @@
 """``validate FILE...``: JSON or JSON Lines documents checked against the shipped JSON schemas.
 
 A ``.jsonl`` or ``.ndjson`` file is JSON Lines (read line by line, each problem printed as it
-is found), a ``.json`` file one document, any other file one document if it parses as one.
+is found), a ``.json`` file one document, any other file one document if it parses as one or
+its first line is not a whole value (a document written over several lines), else JSON Lines.
 Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
 (``$.tags[0]``); text that is not UTF-8 or not JSON is a problem of its document too. The
 schema is ``--schema`` (default ``memory_item``).
@@ -15,6 +16,7 @@ import argparse
 import codecs
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -119,9 +121,9 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             return
         try:
             json.loads(data)
-        except (ValueError, RecursionError):  # too deep: each line is reported on its own
-            as_lines = True
-        else:
+        except (ValueError, RecursionError):  # not one document, or one too deep to parse
+            as_lines = _looks_like_lines(data)
+        if not as_lines:
             yield 1, data
             return
         stream = io.BytesIO(data)
@@ -130,6 +132,22 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
         if text.strip():
             # Without its line break, so an error at the end of the line stays on that line.
             yield number, text.rstrip(b"\r\n")
+
+
+def _looks_like_lines(data: bytes) -> bool:
+    """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
+    value (by its brackets, outside strings) and other lines follow. A document written over
+    several lines, too deep to parse or broken, begins with a line that does not."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if len(lines) <= 1:  # nothing follows the first line
+        return False
+    first = _STRINGS.sub(b"", lines[0])
+    opened = first.count(b"[") + first.count(b"{")
+    return b'"' not in first and opened == first.count(b"]") + first.count(b"}")
+
+
+# A complete JSON string on one line: what is inside cannot open or close a value.
+_STRINGS = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 
 
 @dataclass

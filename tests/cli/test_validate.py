@@ -207,6 +207,42 @@ def test_a_deep_document_in_a_file_of_another_suffix_is_a_problem_not_a_crash(
     )
 
 
+def test_a_deep_document_over_several_lines_of_another_suffix_is_one_document(
+    tmp_path: Path,
+) -> None:
+    """A pretty-printed document too deep to parse, in a file that is neither ``.json`` nor
+    ``.jsonl``, is one document nested too deeply, not one document a line."""
+    depth = 5000
+    deep = '{\n  "content": "x",\n  "metadata": {"a": ' + "[\n" * depth + "]\n" * depth + "}\n}\n"
+    (tmp_path / "deep.txt").write_text(deep, encoding="utf-8")
+    result = lionmem("validate", "deep.txt", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        ["deep.txt:1: nested too deeply to check", "deep.txt: 1 document, 1 invalid (memory_item)"],
+    )
+
+
+def test_a_broken_document_over_several_lines_of_another_suffix_is_one_document(
+    tmp_path: Path,
+) -> None:
+    """A pretty-printed document that is not JSON is one document, its problem on the line
+    where it breaks; a file whose first line is a whole value is still JSON Lines."""
+    (tmp_path / "one.txt").write_text('{\n  "content": "x"\n  "tags": []\n}\n')
+    (tmp_path / "lines.txt").write_text('{"content": "a}\\"]"}\n{"tags": [1]\n')
+    result = lionmem("validate", "one.txt", "lines.txt", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "one.txt:3: not JSON: Expecting ',' delimiter",
+            "one.txt: 1 document, 1 invalid (memory_item)",
+            "lines.txt:2: not JSON: Expecting ',' delimiter",
+            "lines.txt: 2 documents, 1 invalid (memory_item)",
+        ],
+    )
+
+
 def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -> None:
     """A document nested deeper than the checker can follow is reported on its line as such;
     the documents around it are still checked."""
