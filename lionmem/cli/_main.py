@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
+        _check_streams(args)
         return handler(args)
     except (CommandError, StoreSelectionError, MemoryAdapterError) as error:
         text = " ".join(str(error).split()) or type(error).__name__
@@ -83,6 +84,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             _drop_stdout()
         print(f"lionmem {args.command}: {text}", file=sys.stderr)
         return USAGE
+
+
+def _check_streams(args: argparse.Namespace) -> None:
+    """Give a closed stderr (``2>&-``) the null device, since print(file=None) would write the
+    messages to stdout; raise ``CommandError`` for a closed stdout (``>&-``) unless ``--out``
+    carries the data, as the result would be lost (``mcp`` has no use of stdout over HTTP and
+    handles it over stdio)."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # open until exit
+    if sys.stdout is None and args.command != "mcp":
+        if getattr(args, "out", None) in (None, "-"):
+            out = "give --out, or " if hasattr(args, "out") else ""
+            msg = (
+                f"standard output is closed: {out}redirect it "
+                "(to /dev/null to drop what the command prints)"
+            )
+            raise CommandError(msg)
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # the summary line
 
 
 def _drop_stdout() -> None:

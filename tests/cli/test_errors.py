@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -318,3 +319,67 @@ def test_the_suggested_text_form_is_the_text_given(tmp_path: Path) -> None:
         for line in lionmem("export", "--db", "s.db", cwd=tmp_path).stdout.splitlines()
     ]
     assert stored["metadata"] == {"k": typed}
+
+
+def _closed(streams: str, *args: str, cwd: Path, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run the console script with the shell's ``streams`` redirection (``>&-``, ``2>&-``);
+    return its exit status, stdout and stderr."""
+    command = ["sh", "-c", f'exec "$@" {streams}', "sh", str(LIONMEM), *args]
+    done = subprocess.run(
+        command, input=stdin, cwd=cwd, capture_output=True, env=clean_env(), check=False
+    )
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["count"],
+        ["search"],
+        ["get", "094546ce-1f76-463f-8330-df68e52fec14"],
+        ["delete", "094546ce-1f76-463f-8330-df68e52fec14"],
+        ["add", "x"],
+        ["import", "-"],
+        ["validate", str(SAMPLE)],
+    ],
+)
+def test_a_closed_standard_output_is_refused_before_the_work(
+    tmp_path: Path, sample_db: Path, command: list[str]
+) -> None:
+    """Started with standard output closed, a command that prints its result refuses before
+    doing anything (no item added, imported or deleted, whose confirmation would be lost)."""
+    shutil.copyfile(sample_db, tmp_path / "s.db")
+    before = (tmp_path / "s.db").read_bytes()
+    status, stdout, stderr = _closed(
+        ">&-",
+        *command,
+        *([] if command[0] == "validate" else ["--db", "s.db"]),
+        cwd=tmp_path,
+        stdin=SAMPLE.read_bytes(),
+    )
+    assert (status, stdout, stderr) == (
+        2,
+        "",
+        f"lionmem {command[0]}: standard output is closed: redirect it "
+        "(to /dev/null to drop what the command prints)\n",
+    )
+    assert (tmp_path / "s.db").read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_a_command_writing_to_out_works_with_standard_output_closed(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``--out`` carries the data: only the closing summary line has nowhere to go."""
+    status, stdout, stderr = _closed(
+        ">&-", "export", "--db", str(sample_db), "--out", "e.jsonl", cwd=tmp_path
+    )
+    assert (status, stdout, stderr) == (0, "", "")
+    assert (tmp_path / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
+def test_messages_never_go_to_standard_output_when_stderr_is_closed(tmp_path: Path) -> None:
+    """Started with stderr closed, an error is not written into the data on stdout."""
+    assert _closed("2>&-", "count", "--db", "nope.db", cwd=tmp_path) == (2, "", "")
+    (tmp_path / "bad.jsonl").write_text('{"content": 1, "tags": 3}\n', encoding="utf-8")
+    assert _closed("2>&-", "import", "bad.jsonl", "--db", "b.db", cwd=tmp_path) == (1, "", "")

@@ -340,5 +340,6 @@ def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stderr) == (
         2,
-        "lionmem export: standard output is closed: give --out FILE, or redirect it\n",
+        "lionmem export: standard output is closed: give --out, or redirect it "
+        "(to /dev/null to drop what the command prints)\n",
     )
