@@ -383,3 +383,36 @@ def test_messages_never_go_to_standard_output_when_stderr_is_closed(tmp_path: Pa
     assert _closed("2>&-", "count", "--db", "nope.db", cwd=tmp_path) == (2, "", "")
     (tmp_path / "bad.jsonl").write_text('{"content": 1, "tags": 3}\n', encoding="utf-8")
     assert _closed("2>&-", "import", "bad.jsonl", "--db", "b.db", cwd=tmp_path) == (1, "", "")
+
+
+@pytest.mark.parametrize("command", [["add", "x"], ["import", str(SAMPLE)], ["count"], ["export"]])
+def test_an_in_memory_database_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """``:memory:`` (given, or from ``$LIONMEM_DB``) would lose what ``add`` or ``import``
+    stores and show an empty store to the others: refused, nothing created."""
+    given = lionmem(*command, "--db", ":memory:", cwd=tmp_path)
+    from_env = lionmem(*command, cwd=tmp_path, env=clean_env(LIONMEM_DB=":memory:"))
+    for result in (given, from_env):
+        assert one_line_error(result, "") == (
+            f"lionmem {command[0]}: --db :memory: is a database that ends with the command: "
+            "nothing stored in it is kept, nothing is found; give a file"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["device", "pipe", "link to a device"])
+def test_a_db_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    """A device or a named pipe as ``--db`` is named as such, for reading and writing commands
+    alike, and left as it is."""
+    name = {"device": "/dev/null", "pipe": "fifo", "link to a device": "null.db"}[kind]
+    if kind == "pipe":
+        os.mkfifo(tmp_path / "fifo")
+    if kind == "link to a device":
+        (tmp_path / "null.db").symlink_to("/dev/null")
+    before = sorted(path.name for path in tmp_path.iterdir())
+    for command in (["add", "x"], ["count"]):
+        result = lionmem(*command, "--db", name, cwd=tmp_path, timeout=30)
+        assert one_line_error(result, "") == (
+            f"lionmem {command[0]}: --db {name} is not a regular file; "
+            "give the path of a database file"
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
