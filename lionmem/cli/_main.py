@@ -11,6 +11,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -88,11 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _check_streams(args: argparse.Namespace) -> None:
     """Give a closed stderr (``2>&-``) the null device, since print(file=None) would write the
-    messages to stdout; raise ``CommandError`` for a closed stdout (``>&-``) unless ``--out``
-    carries the data, as the result would be lost (``mcp`` has no use of stdout over HTTP and
-    handles it over stdio)."""
+    messages to stdout; let stdout write file names that are not text; raise ``CommandError``
+    for a closed stdout (``>&-``) unless ``--out`` carries the data, as the result would be
+    lost (``mcp`` has no use of stdout over HTTP and handles it over stdio)."""
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # open until exit
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A file name that is not text in the locale's encoding reached Python as surrogates:
+        # written back as the bytes it was (as under the C locale), not a UnicodeEncodeError.
+        sys.stdout.reconfigure(errors="surrogateescape")
     if sys.stdout is None and args.command != "mcp":
         if getattr(args, "out", None) in (None, "-"):
             out = "give --out, or " if hasattr(args, "out") else ""

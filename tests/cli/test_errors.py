@@ -416,3 +416,25 @@ def test_a_db_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
             "give the path of a database file"
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == before
+
+
+def test_file_names_that_are_not_utf8_are_printed_as_their_bytes(tmp_path: Path) -> None:
+    """With stdout strictly UTF-8 (``PYTHONIOENCODING``, or a UTF-8 locale other than C), a
+    file name that is not UTF-8 is printed as the bytes it is, once the work is done."""
+    name = os.fsdecode(b"\xfenotes.jsonl")
+    shutil.copyfile(SAMPLE, tmp_path / name)
+    env = clean_env(PYTHONIOENCODING="utf-8")
+    results = [
+        subprocess.run(
+            [str(LIONMEM), *args], cwd=tmp_path, env=env, capture_output=True, check=False
+        )
+        for args in (
+            ["import", name, "--db", "s.db"],
+            ["export", "--db", "s.db", "--out", os.fsdecode(b"\xffcopy.jsonl")],
+        )
+    ]
+    assert [(done.returncode, done.stdout, done.stderr) for done in results] == [
+        (0, b"imported 3000 items from \xfenotes.jsonl\n", b""),
+        (0, b"exported 3000 items to \xffcopy.jsonl\n", b""),
+    ]
+    assert (tmp_path / os.fsdecode(b"\xffcopy.jsonl")).read_bytes() == SAMPLE.read_bytes()
