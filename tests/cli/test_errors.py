@@ -438,3 +438,24 @@ def test_file_names_that_are_not_utf8_are_printed_as_their_bytes(tmp_path: Path)
         (0, b"exported 3000 items to \xffcopy.jsonl\n", b""),
     ]
     assert (tmp_path / os.fsdecode(b"\xffcopy.jsonl")).read_bytes() == SAMPLE.read_bytes()
+
+
+_DEEP_JSON = "[" * 60_000 + "]" * 60_000  # deeper than json.loads can follow; fits in argv
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "x", "--meta", f"k={_DEEP_JSON}"], "--meta k=...: the value after '=' is"),
+        (["add", "--json", _DEEP_JSON], "--json: CONTENT is"),
+        (["search", "--filter", f"k={_DEEP_JSON}"], "--filter k=...: the value after '=' is"),
+    ],
+)
+def test_json_arguments_nested_too_deeply(tmp_path: Path, args: list[str], message: str) -> None:
+    """A JSON argument deeper than the parser follows is one line (without the value), and
+    nothing is stored."""
+    result = lionmem(*args, "--db", "t.db", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        f"lionmem {args[0]}: {message} JSON nested too deeply to read"
+    )
+    assert list(tmp_path.iterdir()) == []
