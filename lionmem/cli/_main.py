@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
+from lionmem.cli._output import visible
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
 
@@ -64,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except (CommandError, StoreSelectionError, MemoryAdapterError) as error:
         text = " ".join(str(error).split()) or type(error).__name__
-        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        # A file name or a stored value in the message: shown, never acted on by the terminal.
+        print(f"lionmem {args.command}: {visible(text)}", file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:
         print(f"lionmem {args.command}: interrupted", file=sys.stderr)
@@ -83,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         except OSError:  # the output itself failed: what is left of it cannot be written
             _drop_stdout()
-        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        print(f"lionmem {args.command}: {visible(text)}", file=sys.stderr)
         return USAGE
 
 

@@ -48,6 +48,7 @@ _GAP = 2
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _BYTE = 0xFF  # the largest code point written as \xNN in text
 _BMP = 0xFFFF  # the largest code point written as \uNNNN in text
+_UNDECODED = 0xDC00  # surrogateescape: byte N (0x80 or more) of a name not UTF-8 is U+DC00 + N
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -71,6 +72,8 @@ def _hidden(character: str, lines: bool) -> bool:
 
 def _text_escape(character: str) -> str:
     code = ord(character)
+    if _UNDECODED + 0x80 <= code <= _UNDECODED + _BYTE:  # a byte of a name not UTF-8 text
+        return f"\\x{code - _UNDECODED:02x}"
     if code <= _BYTE:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code <= _BMP else f"\\U{code:08x}"

@@ -199,7 +199,7 @@ def _import(args: argparse.Namespace) -> int:
                 return PROBLEM
         for line, reason in reader.problems:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
-        source = "standard input" if args.file == "-" else args.file
+        source = "standard input" if args.file == "-" else visible(args.file)
         skipped = len(reader.problems)
         note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
         print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
@@ -444,7 +444,7 @@ def _export(args: argparse.Namespace) -> int:
                     raise CommandError(msg) from None
             raise
         if output.owned:
-            print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
+            print(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")
         return OK
 
     return run_on_store(args, work)

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
+from lionmem.cli._output import visible, visible_json
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -60,7 +61,7 @@ def json_path(parts: Any) -> str:
         elif part.isidentifier():
             text += f".{part}"
         else:
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+            text += f"[{visible_json(json.dumps(part, ensure_ascii=False))}]"
     return text
 
 
@@ -161,6 +162,7 @@ class Report:
 def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Iterator[str]:
     """Yield one line per problem in the file as it is read; count documents into ``report``."""
     validator = _validator(schema)
+    name = visible(str(path))  # a name may hold a line break or a terminal's escape
     for line, data in _documents(path, stream):
         report.documents += 1
         try:
@@ -168,16 +170,16 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             value = json.loads(document)
         except _NotText as error:
             report.invalid += 1
-            yield f"{path}:{line}: {error}"
+            yield f"{name}:{line}: {error}"
             continue
         except ValueError as error:
             report.invalid += 1
             reason = getattr(error, "msg", str(error))
-            yield f"{path}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
+            yield f"{name}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
             continue
         except RecursionError:
             report.invalid += 1
-            yield f"{path}:{line}: {_TOO_DEEP}"
+            yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         located = []
         try:
@@ -187,12 +189,12 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
                 located.append((where, json_path(parts), problem.message))
         except RecursionError:
             report.invalid += 1
-            yield f"{path}:{line}: {_TOO_DEEP}"
+            yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         report.invalid += bool(located)
         # In the order a person reads the file: by line, then path, then message.
         for where, at, message in sorted(located):
-            yield f"{path}:{where}: {at}: {message}"
+            yield f"{name}:{where}: {at}: {visible(message)}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -207,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(problem)
         invalid += report.invalid
         documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
-        print(f"{name}: {documents}, {report.invalid} invalid ({schema})")
+        print(f"{visible(name)}: {documents}, {report.invalid} invalid ({schema})")
     return PROBLEM if invalid else OK
 
 

@@ -418,9 +418,10 @@ def test_a_db_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == before
 
 
-def test_file_names_that_are_not_utf8_are_printed_as_their_bytes(tmp_path: Path) -> None:
+def test_file_names_that_are_not_utf8_are_shown_with_escapes(tmp_path: Path) -> None:
     """With stdout strictly UTF-8 (``PYTHONIOENCODING``, or a UTF-8 locale other than C), a
-    file name that is not UTF-8 is printed as the bytes it is, once the work is done."""
+    file name that is not UTF-8 is shown with each such byte escaped (``\\xfe``) once the work
+    is done, instead of a traceback."""
     name = os.fsdecode(b"\xfenotes.jsonl")
     shutil.copyfile(SAMPLE, tmp_path / name)
     env = clean_env(PYTHONIOENCODING="utf-8")
@@ -434,8 +435,8 @@ def test_file_names_that_are_not_utf8_are_printed_as_their_bytes(tmp_path: Path)
         )
     ]
     assert [(done.returncode, done.stdout, done.stderr) for done in results] == [
-        (0, b"imported 3000 items from \xfenotes.jsonl\n", b""),
-        (0, b"exported 3000 items to \xffcopy.jsonl\n", b""),
+        (0, b"imported 3000 items from \\xfenotes.jsonl\n", b""),
+        (0, b"exported 3000 items to \\xffcopy.jsonl\n", b""),
     ]
     assert (tmp_path / os.fsdecode(b"\xffcopy.jsonl")).read_bytes() == SAMPLE.read_bytes()
 
@@ -459,3 +460,29 @@ def test_json_arguments_nested_too_deeply(tmp_path: Path, args: list[str], messa
         f"lionmem {args[0]}: {message} JSON nested too deeply to read"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_file_names_with_terminal_escapes_are_shown_as_escapes(tmp_path: Path) -> None:
+    """A file name holding a line break, a terminal's escape sequence or a bidirectional
+    control is written with escapes in errors, summaries and validate's report (an error is
+    one line: its line breaks, as any white space, are spaces)."""
+    name = "e\x1b]0;PWNED\x07\n\u202e.jsonl"
+    shown = r"e\x1b]0;PWNED\x07\x0a\u202e.jsonl"
+    missing = lionmem("import", name, "--db", "t.db", cwd=tmp_path)
+    assert one_line_error(missing, "") == (
+        r"lionmem import: e\x1b]0;PWNED\x07 \u202e.jsonl: no such file"
+    )
+    (tmp_path / name).write_text('{"content": "x", "tags": [1]}\n', encoding="utf-8")
+    checked = lionmem("validate", name, cwd=tmp_path)
+    assert (checked.status, checked.stdout.splitlines()) == (
+        1,
+        [
+            f"{shown}:1: $.tags[0]: 1 is not of type 'string'",
+            f"{shown}: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+    (tmp_path / name).write_text('{"content": "x"}\n', encoding="utf-8")
+    imported = lionmem("import", name, "--db", "t.db", cwd=tmp_path)
+    exported = lionmem("export", "--db", "t.db", "--out", name, cwd=tmp_path)
+    assert (imported.status, imported.stdout) == (0, f"imported 1 item from {shown}\n")
+    assert (exported.status, exported.stdout) == (0, f"exported 1 item to {shown}\n")

@@ -89,6 +89,8 @@ def test_json_lines_problems_name_the_line_blank_lines_included(tmp_path: Path) 
         (["a b", 2, "k"], '$["a b"][2].k'),
         (["ü"], "$.ü"),
         (['"'], '$["\\""]'),
+        (["a\u202eb\u200b"], '$["a\\u202eb\\u200b"]'),  # shown as escapes, valid JSON still
+        (["\x1b[2J"], '$["\\u001b[2J"]'),
     ],
 )
 def test_json_path_quotes_keys_that_are_not_names(parts: list[str | int], path: str) -> None:
