@@ -282,8 +282,19 @@ def _sync_directory(folder: str) -> None:
         os.close(descriptor)
 
 
+def _is_stdout(name: str) -> bool:
+    """Whether ``name`` is the file standard output already writes (``/dev/stdout``, or the file
+    it is redirected to): replacing that file would lose what the shell set up (``>>``)."""
+    try:
+        return sys.stdout is not None and os.path.samestat(
+            os.stat(name), os.fstat(sys.stdout.fileno())
+        )
+    except (OSError, ValueError):
+        return False
+
+
 def _open_output(name: str | None) -> _Output:
-    if name is None or name == "-":
+    if name is None or name == "-" or _is_stdout(name):
         if sys.stdout is None:  # started with standard output closed (>&-)
             msg = "standard output is closed: give --out FILE, or redirect it"
             raise CommandError(msg)

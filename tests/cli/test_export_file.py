@@ -343,3 +343,29 @@ def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
         "lionmem export: standard output is closed: give --out, or redirect it "
         "(to /dev/null to drop what the command prints)\n",
     )
+
+
+def test_out_naming_standard_output_writes_through_it(tmp_path: Path, sample_db: Path) -> None:
+    """``--out /dev/stdout`` is standard output: appended to a file as ``>>`` asks (never put in
+    that file's place), and without the summary line, which would be a line of the data."""
+    (tmp_path / "log.jsonl").write_text("an earlier line\n", encoding="utf-8")
+    inode = (tmp_path / "log.jsonl").stat().st_ino
+    script = f'"{LIONMEM}" export --db "{sample_db}" --out /dev/stdout >> log.jsonl'
+    appended = subprocess.run(
+        ["sh", "-c", script], cwd=tmp_path, env=clean_env(), capture_output=True, check=False
+    )
+    assert (appended.returncode, appended.stdout, appended.stderr) == (0, b"", b"")
+    assert (tmp_path / "log.jsonl").read_bytes() == b"an earlier line\n" + SAMPLE.read_bytes()
+    assert (tmp_path / "log.jsonl").stat().st_ino == inode
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
+    piped = (
+        f'"{LIONMEM}" export --db "{sample_db}" --out /dev/stdout | "{LIONMEM}" import - --db c.db'
+    )
+    copied = subprocess.run(
+        ["sh", "-c", piped], cwd=tmp_path, env=clean_env(), capture_output=True, check=False
+    )
+    assert (copied.returncode, copied.stdout, copied.stderr) == (
+        0,
+        b"imported 3000 items from standard input\n",
+        b"",
+    )
