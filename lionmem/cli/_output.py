@@ -8,6 +8,7 @@ the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` ite
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import unicodedata
@@ -30,6 +31,7 @@ __all__ = [
     "print_items",
     "visible",
     "visible_json",
+    "write_all",
     "write_json_lines",
 ]
 
@@ -131,6 +133,17 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
+def write_all(stream: IO[bytes], data: bytes) -> None:
+    """Write every byte of ``data`` to ``stream``. A large write may return short, without an
+    error, when it reaches a file-size limit; writing the rest again raises the error."""
+    view = memoryview(data)
+    while view:
+        written = stream.write(view)
+        if not written:
+            raise OSError(errno.EIO, "the output took none of the bytes written to it")
+        view = view[written:]
+
+
 def write_json_lines(items: Iterable[MemoryItem]) -> int:
     """Write each item's ``model_dump_json()`` and a line break to stdout as UTF-8; return how many.
 
@@ -139,7 +152,7 @@ def write_json_lines(items: Iterable[MemoryItem]) -> int:
     to_json = MemoryItem.__pydantic_serializer__.to_json
     lines = [to_json(item) + b"\n" for item in items]
     sys.stdout.flush()
-    sys.stdout.buffer.write(b"".join(lines))
+    write_all(sys.stdout.buffer, b"".join(lines))
     sys.stdout.buffer.flush()
     return len(lines)
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, is_terminal, visible
+from lionmem.cli._output import ProgressBar, is_terminal, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -463,7 +463,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
     if page:
-        out.write(b"\n".join(page) + b"\n")
+        write_all(out, b"\n".join(page) + b"\n")
         progress.advance(len(page))
     return len(page)
 

@@ -274,6 +274,25 @@ def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) 
     assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
 
 
+@pytest.mark.parametrize(
+    ("command", "limit"),
+    [
+        (["search", "--limit", "3000"], 100_000),
+        (["export"], 100_000),
+        (["schema", "memory_item"], 100),
+    ],
+)
+def test_standard_output_over_the_size_limit_is_one_line(
+    tmp_path: Path, sample_db: Path, command: list[str], limit: int
+) -> None:
+    """Output that one large write takes only in part (a file-size limit reached in the middle
+    of it) is an error, not a short file and exit 0."""
+    store = [] if command[0] == "schema" else ["--db", str(sample_db)]
+    result = _run_into(tmp_path / "out", *command, *store, cwd=tmp_path, file_limit=limit)
+    assert one_line_error(result, "") == f"lionmem {command[0]}: File too large"
+    assert (tmp_path / "out").stat().st_size == limit
+
+
 def test_an_export_file_over_the_size_limit_is_one_line_and_removed(
     tmp_path: Path, sample_db: Path
 ) -> None:
