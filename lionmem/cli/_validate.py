@@ -139,14 +139,17 @@ def _looks_like_lines(data: bytes) -> bool:
     """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
     value (by its brackets, outside strings) and other lines follow. A document written over
     several lines, too deep to parse or broken, begins with a line that does not."""
-    lines = [line for line in data.splitlines() if line.strip()]
-    if len(lines) <= 1:  # nothing follows the first line
+    found = _NOT_BLANK.search(data)
+    start = 0 if found is None else found.start()
+    end = data.find(b"\n", start)
+    if end < 0 or _NOT_BLANK.search(data, end) is None:  # nothing follows the first line
         return False
-    first = _STRINGS.sub(b"", lines[0])
+    first = _STRINGS.sub(b"", data[start:end])
     opened = first.count(b"[") + first.count(b"{")
     return b'"' not in first and opened == first.count(b"]") + first.count(b"}")
 
 
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")  # JSON's white space is these four
 # A complete JSON string on one line: what is inside cannot open or close a value.
 _STRINGS = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 
