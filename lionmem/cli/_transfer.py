@@ -370,13 +370,15 @@ def _replacement(real: str, found: os.stat_result | None, mode: int) -> tuple[in
 
 def _same_owner(descriptor: int, found: os.stat_result) -> bool:
     """Give the new file ``descriptor`` the owner and group of the file it replaces; return
-    whether it has them (changing the owner needs root, the group membership of it)."""
+    whether it has them (changing the owner needs root, the group membership of it; in a user
+    namespace or on a filesystem mapping owners, an owner outside the mapping is refused with
+    another error, EINVAL, ENOTSUP, ENOSYS: that file too is written in place)."""
     made = os.fstat(descriptor)
     if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
         return True
     try:
         os.fchown(descriptor, found.st_uid, found.st_gid)
-    except PermissionError:
+    except OSError:
         return False
     return True
 

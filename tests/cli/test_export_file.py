@@ -185,6 +185,40 @@ def test_a_file_whose_owner_cannot_be_kept_is_written_in_place(
     assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
 
 
+@pytest.mark.parametrize("refusal", [errno.EINVAL, errno.ENOTSUP, errno.ENOSYS])
+def test_a_file_whose_owner_is_outside_the_user_namespace_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int
+) -> None:
+    """In a user namespace (or on NFSv4 with unmapped ids) chown refuses an owner outside the
+    mapping with an error other than EPERM: the file is written in place, as for an owner a
+    new file cannot have, and keeps owner, group, mode and inode."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 1234, 1234)
+    earlier.chmod(0o666)
+    inode = earlier.stat().st_ino
+
+    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
+        raise OSError(refusal, os.strerror(refusal))
+
+    monkeypatch.setattr(os, "fchown", refusing_fchown)
+    output = _transfer._open_output(str(earlier))
+    assert output.partial is None
+    output.stream.write(b"new\n")
+    output.finish()
+    kept = earlier.stat()
+    assert (kept.st_ino, kept.st_uid, kept.st_gid, stat.S_IMODE(kept.st_mode)) == (
+        inode,
+        1234,
+        1234,
+        0o666,
+    )
+    assert earlier.read_text("utf-8") == "new\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
 def test_a_file_with_several_hard_links_is_refused(tmp_path: Path, sample_db: Path) -> None:
     """Replacing a file that has other names would leave them with the old content: it is
     refused, naming the redirection that writes through every name; both names are kept."""
