@@ -44,10 +44,13 @@ _ID_WIDTH = 36
 _DATE_WIDTH = 10
 _GAP = 2
 # What a terminal would act on or not show: the Unicode categories of controls (Cc: C0, DEL,
-# C1), of invisible format characters (Cf: bidirectional controls, zero-width characters, the
-# byte-order mark, tag characters), of line and paragraph separators (Zl, Zp) and of surrogates
-# (Cs, which no terminal encoding can write).
+# C1), of invisible format characters (Cf: bidirectional controls, zero-width spaces, the word
+# joiner, the byte-order mark, tag characters), of line and paragraph separators (Zl, Zp) and of
+# surrogates (Cs, which no terminal encoding can write).
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+# The format characters of ordinary text, shown as written: the zero-width non-joiner and joiner
+# (inside Persian and Indic words, and joining emoji sequences) and the soft hyphen.
+_ORDINARY_FORMAT = frozenset("\u200c\u200d\u00ad")
 _BYTE = 0xFF  # the largest code point written as \xNN in text
 _BMP = 0xFFFF  # the largest code point written as \uNNNN in text
 _UNDECODED = 0xDC00  # surrogateescape: byte N (0x80 or more) of a name not UTF-8 is U+DC00 + N
@@ -67,7 +70,7 @@ def _content_text(content: Any, *, lines: bool = False) -> str:
 def _hidden(character: str, lines: bool) -> bool:
     if character.isprintable():  # every character of the categories above is not
         return False
-    if lines and character in "\t\n":
+    if (lines and character in "\t\n") or character in _ORDINARY_FORMAT:
         return False
     return unicodedata.category(character) in _HIDDEN
 

@@ -416,16 +416,54 @@ def test_get_escapes_control_characters_and_keeps_line_breaks(tmp_path: Path) ->
     ]
 
 
-# Invisible characters: zero-width space, non-joiner and joiner, word joiner, byte-order mark,
-# soft hyphen, an Arabic number sign, a tag character (outside the BMP), a paragraph separator.
+# Invisible characters: zero-width space, word joiner, byte-order mark, an Arabic number sign, a
+# tag character (outside the BMP), a paragraph separator; the non-joiner, the joiner and the soft
+# hyphen are ordinary text, shown as written.
 _INVISIBLE = "a\u200bb\u200cc\u200dd\u2060e\ufefff\u00adg\u0600h\U000e0041i\u2029j"
-_INVISIBLE_SHOWN = r"a\u200bb\u200cc\u200dd\u2060e\ufefff\xadg\u0600h\U000e0041i\u2029j"
+_INVISIBLE_SHOWN = "a\\u200bb\u200cc\u200dd\\u2060e\\ufefff\u00adg\\u0600h\\U000e0041i\\u2029j"
+_ORDINARY_FORMAT = "\u200c\u200d\u00ad"
 
 
 def _unshown(text: str) -> list[str]:
     """The characters of ``text`` a terminal would act on or not show, line ends excepted."""
     hidden = {"Cc", "Cf", "Zl", "Zp", "Cs"}
-    return [c for c in text if c not in "\r\n" and unicodedata.category(c) in hidden]
+    return [
+        c for c in text if c not in "\r\n" + _ORDINARY_FORMAT and unicodedata.category(c) in hidden
+    ]
+
+
+# A Persian word with a zero-width non-joiner ("I want"), an emoji ZWJ sequence (woman
+# technologist) and a German word with a soft hyphen.
+_ORDINARY = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \U0001f469\u200d\U0001f4bb Stra\u00dfen\u00adbahn"
+
+
+def test_joiners_of_ordinary_text_are_shown_as_written(tmp_path: Path) -> None:
+    """The zero-width non-joiner and joiner (Persian and Indic words, emoji sequences) and the
+    soft hyphen are shown as written in ``get``, the table and a file name in a summary."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps(
+        {
+            "id": item_id,
+            "content": _ORDINARY,
+            "tags": ["\u0646\u0627\u0645\u0647\u200c\u0647\u0627"],
+        }
+    )
+    assert lionmem("import", "-", "--db", "o.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "o.db", cwd=tmp_path, columns=200, raw=True)
+    table = on_terminal("search", "--db", "o.db", cwd=tmp_path, columns=200, raw=True)
+    assert (shown.status, table.status) == (0, 0)
+    fields = _RICH_STYLE.sub("", shown.stdout)
+    rows = _RICH_STYLE.sub("", table.stdout)
+    assert "\\u" not in fields + rows
+    assert ["content", *_ORDINARY.split()] in [line.split() for line in fields.split("\r\n")]
+    assert "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645" in rows.split("\r\n")[1].split()
+    name = "\u0646\u0627\u0645\u0647\u200c\u0647\u0627 \U0001f469\u200d\U0001f4bb.jsonl"
+    exported = lionmem("export", "--db", "o.db", "--out", name, cwd=tmp_path)
+    assert (exported.status, exported.stdout, exported.stderr) == (
+        0,
+        f"exported 1 item to {name}\n",
+        "",
+    )
 
 
 def test_invisible_characters_are_escaped_on_a_terminal(tmp_path: Path) -> None:
