@@ -137,8 +137,10 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
 
 def _looks_like_lines(data: bytes) -> bool:
     """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
-    value (by its brackets, outside strings) and other lines follow. A document written over
-    several lines, too deep to parse or broken, begins with a line that does not."""
+    value (by its brackets, outside strings) and other lines follow, or its first line is cut
+    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and one of the next few
+    lines is a JSON object on its own. A document written over several lines, too deep to
+    parse or broken, begins with a line that does not, and has no such line after it."""
     found = _NOT_BLANK.search(data)
     start = 0 if found is None else found.start()
     end = data.find(b"\n", start)
@@ -146,7 +148,34 @@ def _looks_like_lines(data: bytes) -> bool:
         return False
     first = _STRINGS.sub(b"", data[start:end])
     opened = first.count(b"[") + first.count(b"{")
-    return b'"' not in first and opened == first.count(b"]") + first.count(b"}")
+    if b'"' not in first and opened == first.count(b"]") + first.count(b"}"):
+        return True
+    return any(_is_object(line) for line in _next_lines(data, end, _LINES_LOOKED_AT))
+
+
+_LINES_LOOKED_AT = 3  # the lines after a broken first one that may show the file is JSON Lines
+
+
+def _next_lines(data: bytes, end: int, count: int) -> Iterator[bytes]:
+    """Up to ``count`` lines that are not blank after the line break at ``end``."""
+    while count and end >= 0:
+        start = end + 1
+        end = data.find(b"\n", start)
+        line = data[start:] if end < 0 else data[start:end]
+        if line.strip():
+            count -= 1
+            yield line
+
+
+def _is_object(line: bytes) -> bool:
+    """Whether ``line`` is one JSON object on its own (a line of a pretty-printed document is
+    a part of one: a key and its value, a bracket)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 _NOT_BLANK = re.compile(rb"[^ \t\r\n]")  # JSON's white space is these four

@@ -245,6 +245,35 @@ def test_a_broken_document_over_several_lines_of_another_suffix_is_one_document(
     )
 
 
+def test_json_lines_of_another_suffix_cut_in_their_first_line_are_json_lines(
+    tmp_path: Path,
+) -> None:
+    """A JSON Lines file that is neither ``.json`` nor ``.jsonl`` whose first line is cut (a
+    ``tail -c`` sample, a log rotated mid-line) is still read line by line: the cut line is a
+    problem of its own and every other line is checked."""
+    (tmp_path / "cut.log").write_text(
+        'x"}\n{"content": "b", "tags": [1]}\n{"content": "c"}\n{"tags": 5}\n', encoding="utf-8"
+    )
+    (tmp_path / "rotated.log").write_text(
+        'ags": ["a", {"b": 1}]}\n\n{"content": "c"}\n{"content": "d", "tags": [2]}\n',
+        encoding="utf-8",
+    )
+    result = lionmem("validate", "cut.log", "rotated.log", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "cut.log:1: not JSON: Expecting value",
+            "cut.log:2: $.tags[0]: 1 is not of type 'string'",
+            "cut.log:4: $.tags: 5 is not of type 'array'",
+            "cut.log: 4 documents, 3 invalid (memory_item)",
+            "rotated.log:1: not JSON: Expecting value",
+            "rotated.log:4: $.tags[0]: 2 is not of type 'string'",
+            "rotated.log: 3 documents, 2 invalid (memory_item)",
+        ],
+    )
+
+
 def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -> None:
     """A document nested deeper than the checker can follow is reported on its line as such;
     the documents around it are still checked."""
