@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import select
 import sys
 import unicodedata
 from collections.abc import Iterable
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROGRESS_AFTER",
     "ProgressBar",
+    "flush_all",
     "is_terminal",
     "print_item",
     "print_items",
@@ -138,13 +140,37 @@ def _console() -> Any:
 
 def write_all(stream: IO[bytes], data: bytes) -> None:
     """Write every byte of ``data`` to ``stream``. A large write may return short, without an
-    error, when it reaches a file-size limit; writing the rest again raises the error."""
+    error, when it reaches a file-size limit; writing the rest again raises the error. A
+    non-blocking output (a pipe its reader made so) that is full is waited for."""
     view = memoryview(data)
     while view:
-        written = stream.write(view)
+        try:
+            written = stream.write(view)
+        except BlockingIOError as error:  # a buffered stream: some bytes may have been taken
+            view = view[error.characters_written :]
+            _wait_until_writable(stream)
+            continue
+        if written is None:  # a raw stream that took nothing yet
+            _wait_until_writable(stream)
+            continue
         if not written:
             raise OSError(errno.EIO, "the output took none of the bytes written to it")
         view = view[written:]
+
+
+def flush_all(stream: IO[bytes]) -> None:
+    """Flush ``stream``, waiting while a non-blocking output is full."""
+    while True:
+        try:
+            stream.flush()
+        except BlockingIOError:
+            _wait_until_writable(stream)
+        else:
+            return
+
+
+def _wait_until_writable(stream: IO[bytes]) -> None:
+    select.select([], [stream.fileno()], [])
 
 
 def write_json_lines(items: Iterable[MemoryItem]) -> int:
@@ -156,7 +182,7 @@ def write_json_lines(items: Iterable[MemoryItem]) -> int:
     lines = [to_json(item) + b"\n" for item in items]
     sys.stdout.flush()
     write_all(sys.stdout.buffer, b"".join(lines))
-    sys.stdout.buffer.flush()
+    flush_all(sys.stdout.buffer)
     return len(lines)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import CommandError
-from lionmem.cli._output import write_all
+from lionmem.cli._output import flush_all, write_all
 
 __all__ = ["register", "resolve_schema_name"]
 
@@ -76,5 +76,5 @@ def _run(args: argparse.Namespace) -> int:
     # The file's own bytes, whatever the terminal's encoding.
     sys.stdout.flush()
     write_all(sys.stdout.buffer, schema_path(names[0]).read_bytes())
-    sys.stdout.buffer.flush()
+    flush_all(sys.stdout.buffer)
     return 0

@@ -31,7 +31,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, is_terminal, visible, write_all
+from lionmem.cli._output import ProgressBar, flush_all, is_terminal, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -446,7 +446,7 @@ def _export(args: argparse.Namespace) -> int:
                         written += _write_page(out, page, progress)
                         page = []
                 written += _write_page(out, page, progress)
-            out.flush()
+            flush_all(out)
             if output.owned:
                 output.finish()
         except BaseException as error:

@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -272,6 +273,28 @@ def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) 
     """Output that cannot be written (``> /dev/full``) is one line naming why, and exit 2."""
     result = _run_into(Path("/dev/full"), *command, "--db", sample_db, cwd=sample_db.parent)
     assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
+
+
+@pytest.mark.parametrize("command", [["search", "--limit", "3000"], ["export"]])
+def test_a_non_blocking_standard_output_is_waited_for(sample_db: Path, command: list[str]) -> None:
+    """A pipe its reader made non-blocking, read late: the command waits while it is full and
+    writes every byte, as to a blocking pipe."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    with open(read_end, "rb") as reader:
+        process = subprocess.Popen(
+            [str(LIONMEM), *command, "--db", str(sample_db)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=sample_db.parent,
+            env=clean_env(),
+        )
+        os.close(write_end)
+        time.sleep(0.5)  # the output is larger than the pipe: the command finds it full
+        data = reader.read()
+        stderr = process.communicate(timeout=120)[1]
+    assert (process.returncode, stderr) == (0, b"")
+    assert data == SAMPLE.read_bytes()
 
 
 @pytest.mark.parametrize(
