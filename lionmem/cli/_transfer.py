@@ -231,8 +231,9 @@ class _Output:
     that replaces it (``replaces``) once complete and synced, with its mode, owner and group,
     so a failed export leaves it as it was (a process killed by a signal leaves the temporary
     file too); a symbolic link is kept and the file it points to replaced that way; a named
-    pipe or a device is written through and never removed. A file with several hard links is
-    refused; one whose owner a new file could not have is written in place.
+    pipe or a device is written through and never removed. A file that cannot be replaced (its
+    directory refuses new files, a new file could not have its owner) is written in place,
+    through every name it has; one with several hard links that could be replaced is refused.
     """
 
     stream: IO[bytes]
@@ -315,10 +316,19 @@ def _open_output(name: str | None) -> _Output:
             found = None
         if found is not None and not stat.S_ISREG(found.st_mode):
             return _Output(path.open("wb"), owned=True)  # a pipe, a device
-        created = _replacement(real, found, _mode_for(name, real, found))
-        if created is None:  # a file that cannot be replaced: written in place
+        created = _replacement(real, found, _mode_for(real, found))
+        if created is None:  # a file that cannot be replaced: written in place, every name
             return _Output(path.open("wb"), owned=True)
         descriptor, partial = created
+        if found is not None and found.st_nlink > 1:
+            os.close(descriptor)
+            os.unlink(partial)
+            msg = (
+                f"--out {name} has {found.st_nlink} hard links: replacing it would leave "
+                "the other names with the old content; remove them, or write through every "
+                f"name with lionmem export > {shlex.quote(name)}"
+            )
+            raise CommandError(msg)
         return _Output(
             os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial), replaces=real
         )
@@ -327,22 +337,15 @@ def _open_output(name: str | None) -> _Output:
         raise CommandError(msg) from None
 
 
-def _mode_for(name: str, real: str, found: os.stat_result | None) -> int:
+def _mode_for(real: str, found: os.stat_result | None) -> int:
     """The mode of the file that will replace ``real``: its own, or the umask's for a new one;
-    raise when an existing file may not be replaced."""
+    raise when an existing file may not be written."""
     if found is None:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
     if not os.access(real, os.W_OK):  # replacing it would go round its permissions
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    if found.st_nlink > 1:
-        msg = (
-            f"--out {name} has {found.st_nlink} hard links, whose other names would "
-            "keep the old content; remove them, or write through every name with "
-            f"lionmem export > {shlex.quote(name)}"
-        )
-        raise CommandError(msg)
     return stat.S_IMODE(found.st_mode)
 
 

@@ -226,13 +226,40 @@ def test_a_file_with_several_hard_links_is_refused(tmp_path: Path, sample_db: Pa
     (tmp_path / "backup.jsonl").hardlink_to(tmp_path / "my file.jsonl")
     result = lionmem("export", "--db", sample_db, "--out", "my file.jsonl", cwd=tmp_path)
     assert one_line_error(result, "") == (
-        "lionmem export: --out my file.jsonl has 2 hard links, whose other names would keep "
-        "the old content; remove them, or write through every name with "
+        "lionmem export: --out my file.jsonl has 2 hard links: replacing it would leave the "
+        "other names with the old content; remove them, or write through every name with "
         "lionmem export > 'my file.jsonl'"
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.jsonl", "my file.jsonl"]
     assert (tmp_path / "backup.jsonl").read_text("utf-8") == "an earlier export\n"
     assert (tmp_path / "my file.jsonl").stat().st_nlink == 2
+
+
+def test_a_hard_linked_file_that_cannot_be_replaced_is_written_through_every_name(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A file with several hard links in a directory that refuses new files is written in
+    place, as any file there is: every name has the new content (nothing is left behind with
+    the old one, which is what the refusal of replacing it prevents)."""
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    (fixed / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    (fixed / "e.jsonl").chmod(0o666)
+    (fixed / "backup.jsonl").hardlink_to(fixed / "e.jsonl")
+    fixed.chmod(0o555)
+    try:
+        result = _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=fixed)
+    finally:
+        fixed.chmod(0o755)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    for name in ("e.jsonl", "backup.jsonl"):
+        assert (fixed / name).read_bytes() == SAMPLE.read_bytes()
+    assert (fixed / "e.jsonl").stat().st_nlink == 2
+    assert sorted(path.name for path in fixed.iterdir()) == ["backup.jsonl", "e.jsonl"]
 
 
 def test_export_out_takes_a_name_of_the_longest_length_allowed(
