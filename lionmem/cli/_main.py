@@ -101,14 +101,27 @@ def _check_streams(args: argparse.Namespace) -> None:
         # written back as the bytes it was (as under the C locale), not a UnicodeEncodeError.
         sys.stdout.reconfigure(errors="surrogateescape")
     if sys.stdout is None and args.command != "mcp":
-        if getattr(args, "out", None) in (None, "-"):
-            out = "give --out, or " if hasattr(args, "out") else ""
+        out = getattr(args, "out", None)
+        if out in (None, "-") or _names_stdout(str(out)):
+            given = "give --out, or " if hasattr(args, "out") else ""
+            names = f" (--out {out} names it)" if out not in (None, "-") else ""
             msg = (
-                f"standard output is closed: {out}redirect it "
+                f"standard output is closed{names}: {given}redirect it "
                 "(to /dev/null to drop what the command prints)"
             )
             raise CommandError(msg)
+        # Standard output's descriptor gets the null device, so no file opened later takes it.
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # the summary line
+
+
+# The names of standard output's descriptor: with it closed, the null device that takes its place.
+_STDOUT_NAMES = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
+
+def _names_stdout(name: str) -> bool:
+    """Whether ``name`` is a name of the file behind standard output's descriptor."""
+    path = os.path.normpath(os.path.abspath(name))
+    return path in _STDOUT_NAMES or path == f"/proc/{os.getpid()}/fd/1"
 
 
 def _drop_stdout() -> None:

@@ -406,6 +406,29 @@ def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("out", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_out_naming_a_closed_standard_output_is_refused(tmp_path: Path, out: str) -> None:
+    """With standard output closed, ``--out`` naming it is refused as a closed standard output
+    is (its descriptor holds the null device, where the export would silently go)."""
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    command = ["sh", "-c", 'exec "$@" >&-', "sh", str(LIONMEM), "export", "--db", "t.db"]
+    done = subprocess.run(
+        [*command, "--out", out],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"lionmem export: standard output is closed (--out {out} names it): give --out, or "
+        "redirect it (to /dev/null to drop what the command prints)\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.db"]
+
+
 def test_out_naming_standard_output_writes_through_it(tmp_path: Path, sample_db: Path) -> None:
     """``--out /dev/stdout`` is standard output: appended to a file as ``>>`` asks (never put in
     that file's place), and without the summary line, which would be a line of the data."""
