@@ -256,7 +256,16 @@ class _Output:
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
-            _sync_directory(os.path.dirname(self.replaces))
+            self.partial = None  # in place: nothing to remove any more
+            try:
+                _sync_directory(os.path.dirname(self.replaces))
+            except OSError as error:
+                raise _NotSynced(error.strerror or str(error)) from None
+
+
+class _NotSynced(Exception):
+    """The new file is in place, but its directory could not be synced: the rename may not
+    survive a power loss."""
 
 
 # What a directory that cannot be synced answers: a filesystem without directory fsync, or a
@@ -452,6 +461,9 @@ def _export(args: argparse.Namespace) -> int:
             flush_all(out)
             if output.owned:
                 output.finish()
+        except _NotSynced as error:
+            msg = f"--out {args.out}: written, but its directory could not be synced ({error})"
+            raise CommandError(msg) from None
         except BaseException as error:
             if output.owned:
                 output.discard()

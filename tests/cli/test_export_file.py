@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import glob
+import json
 import os
 import shutil
 import signal
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lionmem.cli import _transfer
+from lionmem.cli import _transfer, main
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
@@ -365,9 +366,10 @@ def test_a_directory_that_cannot_be_synced_still_gets_the_file(
 
 
 def test_a_failed_directory_sync_is_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A directory sync that fails for another reason (an I/O error) is not hidden."""
+    """A directory sync that fails for another reason (an I/O error) is not hidden, exit 2, but
+    the file is in place with the new content and the message says so."""
     fsync = os.fsync
 
     def failing_fsync(descriptor: int) -> None:
@@ -376,11 +378,19 @@ def test_a_failed_directory_sync_is_an_error(
         fsync(descriptor)
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
-    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
-    output.stream.write(b"new\n")
-    with pytest.raises(OSError, match="Input/output error") as raised:
-        output.finish()
-    assert raised.value.errno == errno.EIO
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    assert main(["add", "x", "--db", str(tmp_path / "t.db")]) == 0
+    capsys.readouterr()
+    status = main(["export", "--db", str(tmp_path / "t.db"), "--out", str(tmp_path / "e.jsonl")])
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (
+        2,
+        "",
+        f"lionmem export: --out {tmp_path / 'e.jsonl'}: written, but its directory could not "
+        "be synced (Input/output error)\n",
+    )
+    assert json.loads((tmp_path / "e.jsonl").read_text("utf-8"))["content"] == "x"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["e.jsonl", "t.db"]
 
 
 def test_out_in_a_symbolic_link_loop_is_one_line(tmp_path: Path) -> None:
