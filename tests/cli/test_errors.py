@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lionmem._schemas import schemas
 from lionmem.cli import main
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
@@ -301,7 +302,7 @@ def test_a_non_blocking_standard_output_is_waited_for(sample_db: Path, command: 
     ("command", "limit"),
     [
         (["search", "--limit", "3000"], 100_000),
-        (["export"], 100_000),
+        (["export"], 600_000),  # inside the last page of the export
         (["schema", "memory_item"], 100),
     ],
 )
@@ -481,6 +482,27 @@ def test_file_names_that_are_not_utf8_are_shown_with_escapes(tmp_path: Path) -> 
         (0, b"exported 3000 items to \\xffcopy.jsonl\n", b""),
     ]
     assert (tmp_path / os.fsdecode(b"\xffcopy.jsonl")).read_bytes() == SAMPLE.read_bytes()
+
+
+def test_schema_out_in_a_directory_not_utf8_prints_its_files_as_bytes(tmp_path: Path) -> None:
+    """``schema --out`` prints the paths of the files it wrote, each a line for other commands
+    to read: a directory name that is not UTF-8 is written as the bytes it is, with stdout
+    strictly UTF-8 too, instead of a traceback."""
+    folder = b"sch\xff"
+    done = subprocess.run(
+        [str(LIONMEM), "schema", "--out", os.fsdecode(folder)],
+        cwd=tmp_path,
+        env=clean_env(PYTHONIOENCODING="utf-8"),
+        capture_output=True,
+        check=False,
+    )
+    names = sorted(schemas())
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        b"".join(folder + b"/" + name.encode() + b".json\n" for name in names),
+        b"",
+    )
+    assert sorted(os.listdir(tmp_path / os.fsdecode(folder))) == [f"{name}.json" for name in names]
 
 
 _DEEP_JSON = "[" * 60_000 + "]" * 60_000  # deeper than json.loads can follow; fits in argv
