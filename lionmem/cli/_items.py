@@ -25,6 +25,7 @@ from lionmem_models.memory_query import MemoryQuery
 __all__ = ["parse_key_json", "register"]
 
 _JSON_OPENERS = frozenset('[{"')
+_TOO_DEEP = "JSON nested too deeply to read"
 
 
 def parse_key_json(text: str, option: str) -> tuple[str, Any]:
@@ -35,6 +36,9 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
         raise CommandError(msg)
     try:
         return key, json.loads(value)
+    except RecursionError:
+        msg = f"{option} {key}=...: the value after '=' is {_TOO_DEEP}"
+        raise CommandError(msg) from None
     except ValueError as error:
         reason = getattr(error, "msg", str(error))
         if value.lstrip()[:1] in _JSON_OPENERS:
@@ -69,6 +73,9 @@ def _add(args: argparse.Namespace) -> int:
     if args.json:
         try:
             content: Any = json.loads(args.content)
+        except RecursionError:
+            msg = f"--json: CONTENT is {_TOO_DEEP}"
+            raise CommandError(msg) from None
         except ValueError as error:
             msg = f"--json: CONTENT is not JSON ({getattr(error, 'msg', error)})"
             raise CommandError(msg) from None

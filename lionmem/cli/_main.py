@@ -11,12 +11,14 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
+from lionmem.cli._output import visible
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
 
@@ -59,9 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
+        _check_streams(args)
         return handler(args)
     except (CommandError, StoreSelectionError, MemoryAdapterError) as error:
-        text = " ".join(str(error).split()) or type(error).__name__
+        # A file name or a stored value in the message: shown, never acted on by the terminal;
+        # escaped as it is, so a line break in a name stays \x0a, not a space like a real one.
+        text = visible(str(error).strip()) or type(error).__name__
         print(f"lionmem {args.command}: {text}", file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:
@@ -81,8 +86,43 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         except OSError:  # the output itself failed: what is left of it cannot be written
             _drop_stdout()
-        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        print(f"lionmem {args.command}: {visible(text)}", file=sys.stderr)
         return USAGE
+
+
+def _check_streams(args: argparse.Namespace) -> None:
+    """Give a closed stderr (``2>&-``) the null device, since print(file=None) would write the
+    messages to stdout; let stdout write file names that are not text; raise ``CommandError``
+    for a closed stdout (``>&-``) unless ``--out`` carries the data, as the result would be
+    lost (``mcp`` has no use of stdout over HTTP and handles it over stdio)."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # open until exit
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A file name that is not text in the locale's encoding reached Python as surrogates:
+        # written back as the bytes it was (as under the C locale), not a UnicodeEncodeError.
+        sys.stdout.reconfigure(errors="surrogateescape")
+    if sys.stdout is None and args.command != "mcp":
+        out = getattr(args, "out", None)
+        if out in (None, "-") or _names_stdout(str(out)):
+            given = "give --out, or " if hasattr(args, "out") else ""
+            names = f" (--out {out} names it)" if out not in (None, "-") else ""
+            msg = (
+                f"standard output is closed{names}: {given}redirect it "
+                "(to /dev/null to drop what the command prints)"
+            )
+            raise CommandError(msg)
+        # Standard output's descriptor gets the null device, so no file opened later takes it.
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # the summary line
+
+
+# The names of standard output's descriptor: with it closed, the null device that takes its place.
+_STDOUT_NAMES = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
+
+def _names_stdout(name: str) -> bool:
+    """Whether ``name`` is a name of the file behind standard output's descriptor."""
+    path = os.path.normpath(os.path.abspath(name))
+    return path in _STDOUT_NAMES or path == f"/proc/{os.getpid()}/fd/1"
 
 
 def _drop_stdout() -> None:

@@ -8,9 +8,11 @@ the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` ite
 
 from __future__ import annotations
 
+import errno
 import json
-import re
+import select
 import sys
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from types import TracebackType
@@ -25,10 +27,13 @@ if TYPE_CHECKING:
 __all__ = [
     "PROGRESS_AFTER",
     "ProgressBar",
+    "flush_all",
     "is_terminal",
     "print_item",
     "print_items",
     "visible",
+    "visible_json",
+    "write_all",
     "write_json_lines",
 ]
 
@@ -40,12 +45,17 @@ _TAGS_WIDTH = 24
 _ID_WIDTH = 36
 _DATE_WIDTH = 10
 _GAP = 2
-# What a terminal would act on rather than show: C0 controls, DEL, C1 controls, and the
-# bidirectional controls that reorder what follows them (U+061C, U+200E/F, U+202A-E, U+2066-9).
-_BYTE = 0xFF  # the largest code point written as \xNN rather than \uNNNN
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
-_UNSAFE_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # keeps \t and \n
+# What a terminal would act on or not show: the Unicode categories of controls (Cc: C0, DEL,
+# C1), of invisible format characters (Cf: bidirectional controls, zero-width spaces, the word
+# joiner, the byte-order mark, tag characters), of line and paragraph separators (Zl, Zp) and of
+# surrogates (Cs, which no terminal encoding can write).
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+# The format characters of ordinary text, shown as written: the zero-width non-joiner and joiner
+# (inside Persian and Indic words, and joining emoji sequences) and the soft hyphen.
+_ORDINARY_FORMAT = frozenset("\u200c\u200d\u00ad")
+_BYTE = 0xFF  # the largest code point written as \xNN in text
+_BMP = 0xFFFF  # the largest code point written as \uNNNN in text
+_UNDECODED = 0xDC00  # surrogateescape: byte N (0x80 or more) of a name not UTF-8 is U+DC00 + N
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -54,22 +64,57 @@ def is_terminal(stream: IO[str]) -> bool:
     return bool(isatty is not None and isatty())
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, ensure_ascii=False)
+def _content_text(content: Any, *, lines: bool = False) -> str:
+    """Text content safe to show (``lines`` as ``visible`` takes it); any other as JSON text."""
+    return visible(content, lines=lines) if isinstance(content, str) else _json_text(content)
 
 
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= _BYTE else f"\\u{code:04x}"
+def _hidden(character: str, lines: bool) -> bool:
+    if character.isprintable():  # every character of the categories above is not
+        return False
+    if (lines and character in "\t\n") or character in _ORDINARY_FORMAT:
+        return False
+    return unicodedata.category(character) in _HIDDEN
+
+
+def _text_escape(character: str) -> str:
+    code = ord(character)
+    if _UNDECODED + 0x80 <= code <= _UNDECODED + _BYTE:  # a byte of a name not UTF-8 text
+        return f"\\x{code - _UNDECODED:02x}"
+    if code <= _BYTE:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= _BMP else f"\\U{code:08x}"
+
+
+def _json_escape(character: str) -> str:
+    code = ord(character)
+    if code <= _BMP:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # JSON writes the UTF-16 surrogate pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
 def visible(text: str, *, lines: bool = False) -> str:
-    """``text`` with every character a terminal would act on written as its escape (``\\x1b``,
-    ``\\u202e``), so stored data cannot move the cursor, retitle the window or reorder a line;
-    ``lines=True`` keeps line breaks and tabs."""
-    return (_UNSAFE_BUT_LINES if lines else _UNSAFE).sub(_escape, text)
+    """``text`` with every character a terminal would act on or not show written as its
+    Python escape (``\\x1b``, ``\\u202e``, ``\\u200b``, ``\\U000e0041``), so stored data cannot move
+    the cursor, retitle the window, reorder a line or hide text; ``lines=True`` keeps line
+    breaks and tabs."""
+    if text.isprintable():
+        return text
+    return "".join(_text_escape(c) if _hidden(c, lines) else c for c in text)
+
+
+def visible_json(text: str) -> str:
+    """The JSON text ``text`` with the same characters as ``visible`` written as JSON escapes
+    (``\\u001b``, ``\\u200b``, ``\\udb40\\udc41``), so it stays valid JSON and means the same."""
+    if text.isprintable():
+        return text
+    return "".join(_json_escape(c) if _hidden(c, False) else c for c in text)
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text (spaces after ``:`` and ``,``, as a person reads it), safe to show."""
+    return visible_json(json.dumps(value, ensure_ascii=False))
 
 
 def _moment(created_at: float) -> datetime | None:
@@ -93,6 +138,41 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
+def write_all(stream: IO[bytes], data: bytes) -> None:
+    """Write every byte of ``data`` to ``stream``. A large write may return short, without an
+    error, when it reaches a file-size limit; writing the rest again raises the error. A
+    non-blocking output (a pipe its reader made so) that is full is waited for."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = stream.write(view)
+        except BlockingIOError as error:  # a buffered stream: some bytes may have been taken
+            view = view[error.characters_written :]
+            _wait_until_writable(stream)
+            continue
+        if written is None:  # a raw stream that took nothing yet
+            _wait_until_writable(stream)
+            continue
+        if not written:
+            raise OSError(errno.EIO, "the output took none of the bytes written to it")
+        view = view[written:]
+
+
+def flush_all(stream: IO[bytes]) -> None:
+    """Flush ``stream``, waiting while a non-blocking output is full."""
+    while True:
+        try:
+            stream.flush()
+        except BlockingIOError:
+            _wait_until_writable(stream)
+        else:
+            return
+
+
+def _wait_until_writable(stream: IO[bytes]) -> None:
+    select.select([], [stream.fileno()], [])
+
+
 def write_json_lines(items: Iterable[MemoryItem]) -> int:
     """Write each item's ``model_dump_json()`` and a line break to stdout as UTF-8; return how many.
 
@@ -101,8 +181,8 @@ def write_json_lines(items: Iterable[MemoryItem]) -> int:
     to_json = MemoryItem.__pydantic_serializer__.to_json
     lines = [to_json(item) + b"\n" for item in items]
     sys.stdout.flush()
-    sys.stdout.buffer.write(b"".join(lines))
-    sys.stdout.buffer.flush()
+    write_all(sys.stdout.buffer, b"".join(lines))
+    flush_all(sys.stdout.buffer)
     return len(lines)
 
 
@@ -119,7 +199,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             str(item.id),
             _created(item.created_at),
             _one_line(", ".join(item.tags)),
-            _one_line(_content_text(item.content)),
+            _one_line(item.content if isinstance(item.content, str) else _json_text(item.content)),
         )
         for item in items
     ]
@@ -160,7 +240,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 
 def _one_line(text: str) -> str:
     """``text`` on one line (every run of white space one space), safe to show."""
-    return visible(" ".join(text.split()))
+    return visible(" ".join(text.split()))  # JSON text is escaped already: left as it is
 
 
 def _cut(text: str, width: int) -> Any:
@@ -189,14 +269,14 @@ def print_item(item: MemoryItem, *, json_lines: bool) -> None:
     values = {
         "id": str(item.id),
         "created_at": f"{item.created_at!r} ({when})",
-        "tags": json.dumps(item.tags, ensure_ascii=False),
-        "metadata": json.dumps(item.metadata, ensure_ascii=False),
-        "content": _content_text(item.content),
+        "tags": _json_text(item.tags),
+        "metadata": _json_text(item.metadata),
+        # Only text content keeps its line breaks and tabs (JSON text escapes them).
+        "content": _content_text(item.content, lines=True),
     }
     for field, value in values.items():
         # A Text, not a str: rich would read "[red]" or ":smile:" in stored text as markup.
-        # Only the content keeps its line breaks (json.dumps writes them as \\n in the others).
-        table.add_row(field, Text(visible(value, lines=field == "content")))
+        table.add_row(field, Text(value))
     console.print(table)
 
 

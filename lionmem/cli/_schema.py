@@ -15,6 +15,7 @@ from typing import Any
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import CommandError
+from lionmem.cli._output import flush_all, write_all
 
 __all__ = ["register", "resolve_schema_name"]
 
@@ -65,7 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in names:
             target = args.out / f"{name}.json"
-            target.write_bytes(schema_path(name).read_bytes())
+            with target.open("wb") as written:
+                write_all(written, schema_path(name).read_bytes())
             print(target)
         return 0
     if args.name is None:
@@ -73,6 +75,6 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     # The file's own bytes, whatever the terminal's encoding.
     sys.stdout.flush()
-    sys.stdout.buffer.write(schema_path(names[0]).read_bytes())
-    sys.stdout.buffer.flush()
+    write_all(sys.stdout.buffer, schema_path(names[0]).read_bytes())
+    flush_all(sys.stdout.buffer)
     return 0

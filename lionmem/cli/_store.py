@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from lionmem.cli._output import visible
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -180,7 +181,9 @@ async def open_store(target: str, *, namespace: str | None = None, create: bool 
 
 
 def _one_line(exc: BaseException, target: str) -> str:
-    shown = describe_target(target)
+    # The path escaped before the driver's message is put on one line: a line break in it
+    # stays \x0a, told apart from the message's own white space.
+    shown = visible(describe_target(target))
     text = str(exc).replace(target, shown)
     if is_postgres(target):
         # The driver may quote the password, or a piece of one it split at a '/' or '@'; a
@@ -213,6 +216,9 @@ def _sqlite(target: str, *, create: bool) -> Any:
         if not path.parent.is_dir():
             msg = f"--db {target}: the directory {path.parent} does not exist"
             raise StoreSelectionError(msg)
+    elif not path.is_file():  # a device or a named pipe: SQLite says only "disk I/O error"
+        msg = f"--db {target} is not a regular file; give the path of a database file"
+        raise StoreSelectionError(msg)
     elif not create and _empty_file(path):
         msg = (
             f"no lionmem database at {target}: the file is empty "
@@ -264,8 +270,16 @@ def run_on_store(
 ) -> int:
     """Open the store the arguments select, run ``work`` on it, close it, return its status."""
 
+    target = store_target(args.db)
+    if target == ":memory:":
+        msg = (
+            "--db :memory: is a database that ends with the command: nothing stored in it "
+            "is kept, nothing is found; give a file"
+        )
+        raise StoreSelectionError(msg)
+
     async def go() -> int:
-        store = await open_store(store_target(args.db), namespace=args.namespace, create=create)
+        store = await open_store(target, namespace=args.namespace, create=create)
         try:
             return await work(store)
         finally:

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import queue
+import shlex
 import stat
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, is_terminal, visible
+from lionmem.cli._output import ProgressBar, flush_all, is_terminal, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -198,7 +199,7 @@ def _import(args: argparse.Namespace) -> int:
                 return PROBLEM
         for line, reason in reader.problems:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
-        source = "standard input" if args.file == "-" else args.file
+        source = "standard input" if args.file == "-" else visible(args.file)
         skipped = len(reader.problems)
         note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
         print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
@@ -227,10 +228,12 @@ class _Output:
     """Where an export goes: stdout, or the ``--out`` file (``owned``).
 
     A regular file, new or existing, is written to a temporary file beside it (``partial``)
-    that replaces it (``replaces``) once complete and synced, so a failed export leaves it as
-    it was (a process killed by a signal leaves the temporary file too); a symbolic link is
-    kept and the file it points to replaced that way; a named pipe or a device is written
-    through and never removed.
+    that replaces it (``replaces``) once complete and synced, with its mode, owner and group,
+    so a failed export leaves it as it was (a process killed by a signal leaves the temporary
+    file too); a symbolic link is kept and the file it points to replaced that way; a named
+    pipe or a device is written through and never removed. A file that cannot be replaced (its
+    directory refuses new files, a new file could not have its owner) is written in place,
+    through every name it has; one with several hard links that could be replaced is refused.
     """
 
     stream: IO[bytes]
@@ -253,10 +256,55 @@ class _Output:
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
+            self.partial = None  # in place: nothing to remove any more
+            try:
+                _sync_directory(os.path.dirname(self.replaces))
+            except OSError as error:
+                raise _NotSynced(error.strerror or str(error)) from None
+
+
+class _NotSynced(Exception):
+    """The new file is in place, but its directory could not be synced: the rename may not
+    survive a power loss."""
+
+
+# What a directory that cannot be synced answers: a filesystem without directory fsync, or a
+# directory this user may not open for reading. The file is in place either way.
+_NO_DIRECTORY_SYNC = frozenset(
+    {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF, errno.EACCES, errno.EPERM}
+)
+
+
+def _sync_directory(folder: str) -> None:
+    """Put the directory's entries on the disk, so a rename into it survives a power loss."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        if error.errno in _NO_DIRECTORY_SYNC:
+            return
+        raise
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        if error.errno not in _NO_DIRECTORY_SYNC:
+            raise
+    finally:
+        os.close(descriptor)
+
+
+def _is_stdout(name: str) -> bool:
+    """Whether ``name`` is the file standard output already writes (``/dev/stdout``, or the file
+    it is redirected to): replacing that file would lose what the shell set up (``>>``)."""
+    try:
+        return sys.stdout is not None and os.path.samestat(
+            os.stat(name), os.fstat(sys.stdout.fileno())
+        )
+    except (OSError, ValueError):
+        return False
 
 
 def _open_output(name: str | None) -> _Output:
-    if name is None or name == "-":
+    if name is None or name == "-" or _is_stdout(name):
         if sys.stdout is None:  # started with standard output closed (>&-)
             msg = "standard output is closed: give --out FILE, or redirect it"
             raise CommandError(msg)
@@ -277,30 +325,74 @@ def _open_output(name: str | None) -> _Output:
             found = None
         if found is not None and not stat.S_ISREG(found.st_mode):
             return _Output(path.open("wb"), owned=True)  # a pipe, a device
-        if found is not None:
-            if not os.access(real, os.W_OK):  # replacing it would go round its permissions
-                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-            mode = stat.S_IMODE(found.st_mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        created = _temporary_beside(real, found)
-        if created is None:  # a file that cannot be replaced: written in place
+        created = _replacement(real, found, _mode_for(real, found))
+        if created is None:  # a file that cannot be replaced: written in place, every name
             return _Output(path.open("wb"), owned=True)
         descriptor, partial = created
-        try:
-            os.fchmod(descriptor, mode)
-        except BaseException:
+        if found is not None and found.st_nlink > 1:
             os.close(descriptor)
             os.unlink(partial)
-            raise
+            msg = (
+                f"--out {name} has {found.st_nlink} hard links: replacing it would leave "
+                "the other names with the old content; remove them, or write through every "
+                f"name with lionmem export > {shlex.quote(name)}"
+            )
+            raise CommandError(msg)
         return _Output(
             os.fdopen(descriptor, "wb"), owned=True, partial=Path(partial), replaces=real
         )
     except OSError as error:
         msg = f"--out {name}: cannot write it ({error.strerror})"
         raise CommandError(msg) from None
+
+
+def _mode_for(real: str, found: os.stat_result | None) -> int:
+    """The mode of the file that will replace ``real``: its own, or the umask's for a new one;
+    raise when an existing file may not be written."""
+    if found is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+    if not os.access(real, os.W_OK):  # replacing it would go round its permissions
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    return stat.S_IMODE(found.st_mode)
+
+
+def _replacement(real: str, found: os.stat_result | None, mode: int) -> tuple[int, str] | None:
+    """The temporary file that will replace ``real``, with ``mode`` and the owner and group of
+    the file it replaces; None when an existing file must be written in place instead."""
+    created = _temporary_beside(real, found)
+    if created is None:
+        return None
+    descriptor, partial = created
+    try:
+        kept = found is None or _same_owner(descriptor, found)
+        if kept:  # after chown, which clears the set-user-ID and set-group-ID bits
+            os.fchmod(descriptor, mode)
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(partial)
+        raise
+    if not kept:  # a file whose owner or group a new file cannot have
+        os.close(descriptor)
+        os.unlink(partial)
+        return None
+    return created
+
+
+def _same_owner(descriptor: int, found: os.stat_result) -> bool:
+    """Give the new file ``descriptor`` the owner and group of the file it replaces; return
+    whether it has them (changing the owner needs root, the group membership of it; in a user
+    namespace or on a filesystem mapping owners, an owner outside the mapping is refused with
+    another error, EINVAL, ENOTSUP, ENOSYS: that file too is written in place)."""
+    made = os.fstat(descriptor)
+    if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
+        return True
+    try:
+        os.fchown(descriptor, found.st_uid, found.st_gid)
+    except OSError:
+        return False
+    return True
 
 
 def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str] | None:
@@ -366,9 +458,12 @@ def _export(args: argparse.Namespace) -> int:
                         written += _write_page(out, page, progress)
                         page = []
                 written += _write_page(out, page, progress)
-            out.flush()
+            flush_all(out)
             if output.owned:
                 output.finish()
+        except _NotSynced as error:
+            msg = f"--out {args.out}: written, but its directory could not be synced ({error})"
+            raise CommandError(msg) from None
         except BaseException as error:
             if output.owned:
                 output.discard()
@@ -377,7 +472,7 @@ def _export(args: argparse.Namespace) -> int:
                     raise CommandError(msg) from None
             raise
         if output.owned:
-            print(f"exported {written} item{'' if written == 1 else 's'} to {args.out}")
+            print(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")
         return OK
 
     return run_on_store(args, work)
@@ -385,7 +480,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _write_page(out: IO[bytes], page: list[bytes], progress: ProgressBar) -> int:
     if page:
-        out.write(b"\n".join(page) + b"\n")
+        write_all(out, b"\n".join(page) + b"\n")
         progress.advance(len(page))
     return len(page)
 

@@ -1,7 +1,8 @@
 """``validate FILE...``: JSON or JSON Lines documents checked against the shipped JSON schemas.
 
 A ``.jsonl`` or ``.ndjson`` file is JSON Lines (read line by line, each problem printed as it
-is found), a ``.json`` file one document, any other file one document if it parses as one.
+is found), a ``.json`` file one document, any other file one document if it parses as one or
+its first line is not a whole value (a document written over several lines), else JSON Lines.
 Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
 (``$.tags[0]``); text that is not UTF-8 or not JSON is a problem of its document too. The
 schema is ``--schema`` (default ``memory_item``).
@@ -15,6 +16,7 @@ import argparse
 import codecs
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -24,6 +26,7 @@ from typing import Any, BinaryIO
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
+from lionmem.cli._output import visible, visible_json
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -58,7 +61,7 @@ def json_path(parts: Any) -> str:
         elif part.isidentifier():
             text += f".{part}"
         else:
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+            text += f"[{visible_json(json.dumps(part, ensure_ascii=False))}]"
     return text
 
 
@@ -119,9 +122,9 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             return
         try:
             json.loads(data)
-        except (ValueError, RecursionError):  # too deep: each line is reported on its own
-            as_lines = True
-        else:
+        except (ValueError, RecursionError):  # not one document, or one too deep to parse
+            as_lines = _looks_like_lines(data)
+        if not as_lines:
             yield 1, data
             return
         stream = io.BytesIO(data)
@@ -130,6 +133,54 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
         if text.strip():
             # Without its line break, so an error at the end of the line stays on that line.
             yield number, text.rstrip(b"\r\n")
+
+
+def _looks_like_lines(data: bytes) -> bool:
+    """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
+    value (by its brackets, outside strings) and other lines follow, or its first line is cut
+    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and one of the next few
+    lines is a JSON object on its own. A document written over several lines, too deep to
+    parse or broken, begins with a line that does not, and has no such line after it."""
+    found = _NOT_BLANK.search(data)
+    start = 0 if found is None else found.start()
+    end = data.find(b"\n", start)
+    if end < 0 or _NOT_BLANK.search(data, end) is None:  # nothing follows the first line
+        return False
+    first = _STRINGS.sub(b"", data[start:end])
+    opened = first.count(b"[") + first.count(b"{")
+    if b'"' not in first and opened == first.count(b"]") + first.count(b"}"):
+        return True
+    return any(_is_object(line) for line in _next_lines(data, end, _LINES_LOOKED_AT))
+
+
+_LINES_LOOKED_AT = 3  # the lines after a broken first one that may show the file is JSON Lines
+
+
+def _next_lines(data: bytes, end: int, count: int) -> Iterator[bytes]:
+    """Up to ``count`` lines that are not blank after the line break at ``end``."""
+    while count and end >= 0:
+        start = end + 1
+        end = data.find(b"\n", start)
+        line = data[start:] if end < 0 else data[start:end]
+        if line.strip():
+            count -= 1
+            yield line
+
+
+def _is_object(line: bytes) -> bool:
+    """Whether ``line`` is one JSON object on its own (a line of a pretty-printed document is
+    a part of one: a key and its value, a bracket)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")  # JSON's white space is these four
+# A complete JSON string on one line: what is inside cannot open or close a value.
+_STRINGS = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 
 
 @dataclass
@@ -143,6 +194,7 @@ class Report:
 def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Iterator[str]:
     """Yield one line per problem in the file as it is read; count documents into ``report``."""
     validator = _validator(schema)
+    name = visible(str(path))  # a name may hold a line break or a terminal's escape
     for line, data in _documents(path, stream):
         report.documents += 1
         try:
@@ -150,16 +202,16 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             value = json.loads(document)
         except _NotText as error:
             report.invalid += 1
-            yield f"{path}:{line}: {error}"
+            yield f"{name}:{line}: {error}"
             continue
         except ValueError as error:
             report.invalid += 1
             reason = getattr(error, "msg", str(error))
-            yield f"{path}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
+            yield f"{name}:{line + getattr(error, 'lineno', 1) - 1}: not JSON: {reason}"
             continue
         except RecursionError:
             report.invalid += 1
-            yield f"{path}:{line}: {_TOO_DEEP}"
+            yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         located = []
         try:
@@ -169,12 +221,12 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
                 located.append((where, json_path(parts), problem.message))
         except RecursionError:
             report.invalid += 1
-            yield f"{path}:{line}: {_TOO_DEEP}"
+            yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         report.invalid += bool(located)
         # In the order a person reads the file: by line, then path, then message.
         for where, at, message in sorted(located):
-            yield f"{path}:{where}: {at}: {message}"
+            yield f"{name}:{where}: {at}: {visible(message)}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -189,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(problem)
         invalid += report.invalid
         documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
-        print(f"{name}: {documents}, {report.invalid} invalid ({schema})")
+        print(f"{visible(name)}: {documents}, {report.invalid} invalid ({schema})")
     return PROBLEM if invalid else OK
 
 

@@ -7,14 +7,17 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from lionmem._schemas import schemas
 from lionmem.cli import main
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
@@ -273,6 +276,47 @@ def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) 
     assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
 
 
+@pytest.mark.parametrize("command", [["search", "--limit", "3000"], ["export"]])
+def test_a_non_blocking_standard_output_is_waited_for(sample_db: Path, command: list[str]) -> None:
+    """A pipe its reader made non-blocking, read late: the command waits while it is full and
+    writes every byte, as to a blocking pipe."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    with open(read_end, "rb") as reader:
+        process = subprocess.Popen(
+            [str(LIONMEM), *command, "--db", str(sample_db)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=sample_db.parent,
+            env=clean_env(),
+        )
+        os.close(write_end)
+        time.sleep(0.5)  # the output is larger than the pipe: the command finds it full
+        data = reader.read()
+        stderr = process.communicate(timeout=120)[1]
+    assert (process.returncode, stderr) == (0, b"")
+    assert data == SAMPLE.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("command", "limit"),
+    [
+        (["search", "--limit", "3000"], 100_000),
+        (["export"], 600_000),  # inside the last page of the export
+        (["schema", "memory_item"], 100),
+    ],
+)
+def test_standard_output_over_the_size_limit_is_one_line(
+    tmp_path: Path, sample_db: Path, command: list[str], limit: int
+) -> None:
+    """Output that one large write takes only in part (a file-size limit reached in the middle
+    of it) is an error, not a short file and exit 0."""
+    store = [] if command[0] == "schema" else ["--db", str(sample_db)]
+    result = _run_into(tmp_path / "out", *command, *store, cwd=tmp_path, file_limit=limit)
+    assert one_line_error(result, "") == f"lionmem {command[0]}: File too large"
+    assert (tmp_path / "out").stat().st_size == limit
+
+
 def test_an_export_file_over_the_size_limit_is_one_line_and_removed(
     tmp_path: Path, sample_db: Path
 ) -> None:
@@ -318,3 +362,217 @@ def test_the_suggested_text_form_is_the_text_given(tmp_path: Path) -> None:
         for line in lionmem("export", "--db", "s.db", cwd=tmp_path).stdout.splitlines()
     ]
     assert stored["metadata"] == {"k": typed}
+
+
+def _closed(streams: str, *args: str, cwd: Path, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run the console script with the shell's ``streams`` redirection (``>&-``, ``2>&-``);
+    return its exit status, stdout and stderr."""
+    command = ["sh", "-c", f'exec "$@" {streams}', "sh", str(LIONMEM), *args]
+    done = subprocess.run(
+        command, input=stdin, cwd=cwd, capture_output=True, env=clean_env(), check=False
+    )
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["count"],
+        ["search"],
+        ["get", "094546ce-1f76-463f-8330-df68e52fec14"],
+        ["delete", "094546ce-1f76-463f-8330-df68e52fec14"],
+        ["add", "x"],
+        ["import", "-"],
+        ["validate", str(SAMPLE)],
+    ],
+)
+def test_a_closed_standard_output_is_refused_before_the_work(
+    tmp_path: Path, sample_db: Path, command: list[str]
+) -> None:
+    """Started with standard output closed, a command that prints its result refuses before
+    doing anything (no item added, imported or deleted, whose confirmation would be lost)."""
+    shutil.copyfile(sample_db, tmp_path / "s.db")
+    before = (tmp_path / "s.db").read_bytes()
+    status, stdout, stderr = _closed(
+        ">&-",
+        *command,
+        *([] if command[0] == "validate" else ["--db", "s.db"]),
+        cwd=tmp_path,
+        stdin=SAMPLE.read_bytes(),
+    )
+    assert (status, stdout, stderr) == (
+        2,
+        "",
+        f"lionmem {command[0]}: standard output is closed: redirect it "
+        "(to /dev/null to drop what the command prints)\n",
+    )
+    assert (tmp_path / "s.db").read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_a_command_writing_to_out_works_with_standard_output_closed(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """``--out`` carries the data: only the closing summary line has nowhere to go."""
+    status, stdout, stderr = _closed(
+        ">&-", "export", "--db", str(sample_db), "--out", "e.jsonl", cwd=tmp_path
+    )
+    assert (status, stdout, stderr) == (0, "", "")
+    assert (tmp_path / "e.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
+def test_messages_never_go_to_standard_output_when_stderr_is_closed(tmp_path: Path) -> None:
+    """Started with stderr closed, an error is not written into the data on stdout."""
+    assert _closed("2>&-", "count", "--db", "nope.db", cwd=tmp_path) == (2, "", "")
+    (tmp_path / "bad.jsonl").write_text('{"content": 1, "tags": 3}\n', encoding="utf-8")
+    assert _closed("2>&-", "import", "bad.jsonl", "--db", "b.db", cwd=tmp_path) == (1, "", "")
+
+
+@pytest.mark.parametrize("command", [["add", "x"], ["import", str(SAMPLE)], ["count"], ["export"]])
+def test_an_in_memory_database_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """``:memory:`` (given, or from ``$LIONMEM_DB``) would lose what ``add`` or ``import``
+    stores and show an empty store to the others: refused, nothing created."""
+    given = lionmem(*command, "--db", ":memory:", cwd=tmp_path)
+    from_env = lionmem(*command, cwd=tmp_path, env=clean_env(LIONMEM_DB=":memory:"))
+    for result in (given, from_env):
+        assert one_line_error(result, "") == (
+            f"lionmem {command[0]}: --db :memory: is a database that ends with the command: "
+            "nothing stored in it is kept, nothing is found; give a file"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["device", "pipe", "link to a device"])
+def test_a_db_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    """A device or a named pipe as ``--db`` is named as such, for reading and writing commands
+    alike, and left as it is."""
+    name = {"device": "/dev/null", "pipe": "fifo", "link to a device": "null.db"}[kind]
+    if kind == "pipe":
+        os.mkfifo(tmp_path / "fifo")
+    if kind == "link to a device":
+        (tmp_path / "null.db").symlink_to("/dev/null")
+    before = sorted(path.name for path in tmp_path.iterdir())
+    for command in (["add", "x"], ["count"]):
+        result = lionmem(*command, "--db", name, cwd=tmp_path, timeout=30)
+        assert one_line_error(result, "") == (
+            f"lionmem {command[0]}: --db {name} is not a regular file; "
+            "give the path of a database file"
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
+
+
+def test_file_names_that_are_not_utf8_are_shown_with_escapes(tmp_path: Path) -> None:
+    """With stdout strictly UTF-8 (``PYTHONIOENCODING``, or a UTF-8 locale other than C), a
+    file name that is not UTF-8 is shown with each such byte escaped (``\\xfe``) once the work
+    is done, instead of a traceback."""
+    name = os.fsdecode(b"\xfenotes.jsonl")
+    shutil.copyfile(SAMPLE, tmp_path / name)
+    env = clean_env(PYTHONIOENCODING="utf-8")
+    results = [
+        subprocess.run(
+            [str(LIONMEM), *args], cwd=tmp_path, env=env, capture_output=True, check=False
+        )
+        for args in (
+            ["import", name, "--db", "s.db"],
+            ["export", "--db", "s.db", "--out", os.fsdecode(b"\xffcopy.jsonl")],
+        )
+    ]
+    assert [(done.returncode, done.stdout, done.stderr) for done in results] == [
+        (0, b"imported 3000 items from \\xfenotes.jsonl\n", b""),
+        (0, b"exported 3000 items to \\xffcopy.jsonl\n", b""),
+    ]
+    assert (tmp_path / os.fsdecode(b"\xffcopy.jsonl")).read_bytes() == SAMPLE.read_bytes()
+
+
+def test_schema_out_in_a_directory_not_utf8_prints_its_files_as_bytes(tmp_path: Path) -> None:
+    """``schema --out`` prints the paths of the files it wrote, each a line for other commands
+    to read: a directory name that is not UTF-8 is written as the bytes it is, with stdout
+    strictly UTF-8 too, instead of a traceback."""
+    folder = b"sch\xff"
+    done = subprocess.run(
+        [str(LIONMEM), "schema", "--out", os.fsdecode(folder)],
+        cwd=tmp_path,
+        env=clean_env(PYTHONIOENCODING="utf-8"),
+        capture_output=True,
+        check=False,
+    )
+    names = sorted(schemas())
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        b"".join(folder + b"/" + name.encode() + b".json\n" for name in names),
+        b"",
+    )
+    assert sorted(os.listdir(tmp_path / os.fsdecode(folder))) == [f"{name}.json" for name in names]
+
+
+def test_a_line_break_in_a_name_is_told_apart_from_a_space(tmp_path: Path) -> None:
+    """A name holding a line break (or a tab) is shown with it escaped in a message, not as
+    the space a real one would show; spaces of the name are kept as they are."""
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    (tmp_path / "bad\ndb").mkdir()
+    shown = {
+        name: one_line_error(lionmem("export", "--db", "t.db", "--out", name, cwd=tmp_path), "")
+        for name in ("no\nsuch/e.jsonl", "no such/e.jsonl", "no\tsuch  2/e.jsonl")
+    }
+    assert shown == {
+        "no\nsuch/e.jsonl": (
+            r"lionmem export: --out no\x0asuch/e.jsonl: the directory no\x0asuch does not exist"
+        ),
+        "no such/e.jsonl": (
+            "lionmem export: --out no such/e.jsonl: the directory no such does not exist"
+        ),
+        "no\tsuch  2/e.jsonl": (
+            r"lionmem export: --out no\x09such  2/e.jsonl: the directory no\x09such  2 does "
+            "not exist"
+        ),
+    }
+    counted = lionmem("count", "--db", "bad\ndb", cwd=tmp_path)
+    assert one_line_error(counted, "") == (
+        r"lionmem count: --db bad\x0adb is a directory; give the path of a database file, "
+        r"e.g. bad\x0adb/memory.db"
+    )
+
+
+_DEEP_JSON = "[" * 60_000 + "]" * 60_000  # deeper than json.loads can follow; fits in argv
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "x", "--meta", f"k={_DEEP_JSON}"], "--meta k=...: the value after '=' is"),
+        (["add", "--json", _DEEP_JSON], "--json: CONTENT is"),
+        (["search", "--filter", f"k={_DEEP_JSON}"], "--filter k=...: the value after '=' is"),
+    ],
+)
+def test_json_arguments_nested_too_deeply(tmp_path: Path, args: list[str], message: str) -> None:
+    """A JSON argument deeper than the parser follows is one line (without the value), and
+    nothing is stored."""
+    result = lionmem(*args, "--db", "t.db", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        f"lionmem {args[0]}: {message} JSON nested too deeply to read"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_file_names_with_terminal_escapes_are_shown_as_escapes(tmp_path: Path) -> None:
+    """A file name holding a line break, a terminal's escape sequence or a bidirectional
+    control is written with escapes in errors, summaries and validate's report (an error is
+    one line: the line break is escaped too)."""
+    name = "e\x1b]0;PWNED\x07\n\u202e.jsonl"
+    shown = r"e\x1b]0;PWNED\x07\x0a\u202e.jsonl"
+    missing = lionmem("import", name, "--db", "t.db", cwd=tmp_path)
+    assert one_line_error(missing, "") == f"lionmem import: {shown}: no such file"
+    (tmp_path / name).write_text('{"content": "x", "tags": [1]}\n', encoding="utf-8")
+    checked = lionmem("validate", name, cwd=tmp_path)
+    assert (checked.status, checked.stdout.splitlines()) == (
+        1,
+        [
+            f"{shown}:1: $.tags[0]: 1 is not of type 'string'",
+            f"{shown}: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+    (tmp_path / name).write_text('{"content": "x"}\n', encoding="utf-8")
+    imported = lionmem("import", name, "--db", "t.db", cwd=tmp_path)
+    exported = lionmem("export", "--db", "t.db", "--out", name, cwd=tmp_path)
+    assert (imported.status, imported.stdout) == (0, f"imported 1 item from {shown}\n")
+    assert (exported.status, exported.stdout) == (0, f"exported 1 item to {shown}\n")

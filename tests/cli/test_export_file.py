@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import glob
+import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from lionmem.cli import _transfer
+from lionmem.cli import _transfer, main
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
@@ -63,7 +66,7 @@ def _without_privileges(*args: str | Path, cwd: Path) -> Result:
             pytest.skip(
                 "running as root, and setpriv is missing to drop the overriding capabilities"
             )
-        overrides = "-dac_override,-dac_read_search,-fowner"
+        overrides = "-dac_override,-dac_read_search,-fowner,-chown"
         prefix = ["setpriv", f"--bounding-set={overrides}", f"--inh-caps={overrides}", "--"]
     completed = subprocess.run(
         [*prefix, str(LIONMEM), *map(str, args)],
@@ -127,6 +130,139 @@ def test_export_writes_in_place_a_file_it_cannot_replace(tmp_path: Path, sample_
         assert (sticky / "e.jsonl").stat().st_uid == 65534
 
 
+def test_a_replaced_file_keeps_its_owner_and_group(tmp_path: Path, sample_db: Path) -> None:
+    """Root replacing another user's file: the new file has that user and group, and the mode
+    (set-group-ID bit included) of the old one."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 65534, 65533)
+    earlier.chmod(0o2640)
+    inode = earlier.stat().st_ino
+    result = lionmem("export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    replaced = earlier.stat()
+    assert replaced.st_ino != inode  # a new file, renamed into place
+    assert (replaced.st_uid, replaced.st_gid, stat.S_IMODE(replaced.st_mode)) == (
+        65534,
+        65533,
+        0o2640,
+    )
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_file_whose_owner_cannot_be_kept_is_written_in_place(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """Another user's file that this user may write: a new file could not have its owner, so
+    it is written in place and keeps owner, group and mode."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 65534, 65533)
+    earlier.chmod(0o666)
+    inode = earlier.stat().st_ino
+    result = _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    kept = earlier.stat()
+    assert (kept.st_ino, kept.st_uid, kept.st_gid, stat.S_IMODE(kept.st_mode)) == (
+        inode,
+        65534,
+        65533,
+        0o666,
+    )
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+@pytest.mark.parametrize("refusal", [errno.EINVAL, errno.ENOTSUP, errno.ENOSYS])
+def test_a_file_whose_owner_is_outside_the_user_namespace_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int
+) -> None:
+    """In a user namespace (or on NFSv4 with unmapped ids) chown refuses an owner outside the
+    mapping with an error other than EPERM: the file is written in place, as for an owner a
+    new file cannot have, and keeps owner, group, mode and inode."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 1234, 1234)
+    earlier.chmod(0o666)
+    inode = earlier.stat().st_ino
+
+    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
+        raise OSError(refusal, os.strerror(refusal))
+
+    monkeypatch.setattr(os, "fchown", refusing_fchown)
+    output = _transfer._open_output(str(earlier))
+    assert output.partial is None
+    output.stream.write(b"new\n")
+    output.finish()
+    kept = earlier.stat()
+    assert (kept.st_ino, kept.st_uid, kept.st_gid, stat.S_IMODE(kept.st_mode)) == (
+        inode,
+        1234,
+        1234,
+        0o666,
+    )
+    assert earlier.read_text("utf-8") == "new\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_file_with_several_hard_links_is_refused(tmp_path: Path, sample_db: Path) -> None:
+    """Replacing a file that has other names would leave them with the old content: it is
+    refused, naming the redirection that writes through every name; both names are kept."""
+    (tmp_path / "my file.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    (tmp_path / "backup.jsonl").hardlink_to(tmp_path / "my file.jsonl")
+    result = lionmem("export", "--db", sample_db, "--out", "my file.jsonl", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem export: --out my file.jsonl has 2 hard links: replacing it would leave the "
+        "other names with the old content; remove them, or write through every name with "
+        "lionmem export > 'my file.jsonl'"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.jsonl", "my file.jsonl"]
+    assert (tmp_path / "backup.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert (tmp_path / "my file.jsonl").stat().st_nlink == 2
+
+
+def test_a_hard_linked_file_that_cannot_be_replaced_is_written_through_every_name(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """A file with several hard links in a directory that refuses new files is written in
+    place, as any file there is: every name has the new content (nothing is left behind with
+    the old one, which is what the refusal of replacing it prevents)."""
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    (fixed / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    (fixed / "e.jsonl").chmod(0o666)
+    (fixed / "backup.jsonl").hardlink_to(fixed / "e.jsonl")
+    fixed.chmod(0o555)
+    try:
+        result = _without_privileges("export", "--db", sample_db, "--out", "e.jsonl", cwd=fixed)
+    finally:
+        fixed.chmod(0o755)
+    assert (result.status, result.stdout, result.stderr) == (
+        0,
+        "exported 3000 items to e.jsonl\n",
+        "",
+    )
+    for name in ("e.jsonl", "backup.jsonl"):
+        assert (fixed / name).read_bytes() == SAMPLE.read_bytes()
+    assert (fixed / "e.jsonl").stat().st_nlink == 2
+    assert sorted(path.name for path in fixed.iterdir()) == ["backup.jsonl", "e.jsonl"]
+
+
 def test_export_out_takes_a_name_of_the_longest_length_allowed(
     tmp_path: Path, sample_db: Path
 ) -> None:
@@ -178,7 +314,8 @@ def test_sigterm_mid_export_leaves_an_earlier_file_as_it_was(tmp_path: Path) -> 
 def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``finish`` syncs the temporary file, then renames it over the file it replaces."""
+    """``finish`` syncs the temporary file, renames it over the file it replaces, then syncs
+    the directory, so the rename itself survives a power loss."""
     (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
     events: list[str] = []
     fsync, replace = os.fsync, os.replace
@@ -198,8 +335,62 @@ def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(
     temporary = output.partial.name
     output.stream.write(b"new\n")
     output.finish()
-    assert events == [f"fsync {temporary}", f"replace {temporary} e.jsonl"]
+    assert events == [
+        f"fsync {temporary}",
+        f"replace {temporary} e.jsonl",
+        f"fsync {tmp_path.name}",
+    ]
     assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
+
+
+@pytest.mark.parametrize("refusal", [errno.EINVAL, errno.ENOTSUP, errno.EACCES])
+def test_a_directory_that_cannot_be_synced_still_gets_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int
+) -> None:
+    """A filesystem that refuses to sync a directory (or to open it) does not fail the export:
+    the file is in place, and nothing else is left beside it."""
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    fsync = os.fsync
+
+    def refusing_fsync(descriptor: int) -> None:
+        if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+            raise OSError(refusal, os.strerror(refusal))
+        fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", refusing_fsync)
+    output = _transfer._open_output(str(tmp_path / "e.jsonl"))
+    output.stream.write(b"new\n")
+    output.finish()
+    assert (tmp_path / "e.jsonl").read_text("utf-8") == "new\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def test_a_failed_directory_sync_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory sync that fails for another reason (an I/O error) is not hidden, exit 2, but
+    the file is in place with the new content and the message says so."""
+    fsync = os.fsync
+
+    def failing_fsync(descriptor: int) -> None:
+        if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
+    assert main(["add", "x", "--db", str(tmp_path / "t.db")]) == 0
+    capsys.readouterr()
+    status = main(["export", "--db", str(tmp_path / "t.db"), "--out", str(tmp_path / "e.jsonl")])
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (
+        2,
+        "",
+        f"lionmem export: --out {tmp_path / 'e.jsonl'}: written, but its directory could not "
+        "be synced (Input/output error)\n",
+    )
+    assert json.loads((tmp_path / "e.jsonl").read_text("utf-8"))["content"] == "x"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["e.jsonl", "t.db"]
 
 
 def test_out_in_a_symbolic_link_loop_is_one_line(tmp_path: Path) -> None:
@@ -220,5 +411,55 @@ def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stderr) == (
         2,
-        "lionmem export: standard output is closed: give --out FILE, or redirect it\n",
+        "lionmem export: standard output is closed: give --out, or redirect it "
+        "(to /dev/null to drop what the command prints)\n",
+    )
+
+
+@pytest.mark.parametrize("out", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_out_naming_a_closed_standard_output_is_refused(tmp_path: Path, out: str) -> None:
+    """With standard output closed, ``--out`` naming it is refused as a closed standard output
+    is (its descriptor holds the null device, where the export would silently go)."""
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    command = ["sh", "-c", 'exec "$@" >&-', "sh", str(LIONMEM), "export", "--db", "t.db"]
+    done = subprocess.run(
+        [*command, "--out", out],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"lionmem export: standard output is closed (--out {out} names it): give --out, or "
+        "redirect it (to /dev/null to drop what the command prints)\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.db"]
+
+
+def test_out_naming_standard_output_writes_through_it(tmp_path: Path, sample_db: Path) -> None:
+    """``--out /dev/stdout`` is standard output: appended to a file as ``>>`` asks (never put in
+    that file's place), and without the summary line, which would be a line of the data."""
+    (tmp_path / "log.jsonl").write_text("an earlier line\n", encoding="utf-8")
+    inode = (tmp_path / "log.jsonl").stat().st_ino
+    script = f'"{LIONMEM}" export --db "{sample_db}" --out /dev/stdout >> log.jsonl'
+    appended = subprocess.run(
+        ["sh", "-c", script], cwd=tmp_path, env=clean_env(), capture_output=True, check=False
+    )
+    assert (appended.returncode, appended.stdout, appended.stderr) == (0, b"", b"")
+    assert (tmp_path / "log.jsonl").read_bytes() == b"an earlier line\n" + SAMPLE.read_bytes()
+    assert (tmp_path / "log.jsonl").stat().st_ino == inode
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
+    piped = (
+        f'"{LIONMEM}" export --db "{sample_db}" --out /dev/stdout | "{LIONMEM}" import - --db c.db'
+    )
+    copied = subprocess.run(
+        ["sh", "-c", piped], cwd=tmp_path, env=clean_env(), capture_output=True, check=False
+    )
+    assert (copied.returncode, copied.stdout, copied.stderr) == (
+        0,
+        b"imported 3000 items from standard input\n",
+        b"",
     )

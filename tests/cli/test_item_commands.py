@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -413,6 +414,105 @@ def test_get_escapes_control_characters_and_keeps_line_breaks(tmp_path: Path) ->
         [r"\u202eab\x85\x7f\x9b"],
         [],
     ]
+
+
+# Invisible characters: zero-width space, word joiner, byte-order mark, an Arabic number sign, a
+# tag character (outside the BMP), a paragraph separator; the non-joiner, the joiner and the soft
+# hyphen are ordinary text, shown as written.
+_INVISIBLE = "a\u200bb\u200cc\u200dd\u2060e\ufefff\u00adg\u0600h\U000e0041i\u2029j"
+_INVISIBLE_SHOWN = "a\\u200bb\u200cc\u200dd\\u2060e\\ufefff\u00adg\\u0600h\\U000e0041i\\u2029j"
+_ORDINARY_FORMAT = "\u200c\u200d\u00ad"
+
+
+def _unshown(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on or not show, line ends excepted."""
+    hidden = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+    return [
+        c for c in text if c not in "\r\n" + _ORDINARY_FORMAT and unicodedata.category(c) in hidden
+    ]
+
+
+# A Persian word with a zero-width non-joiner ("I want"), an emoji ZWJ sequence (woman
+# technologist) and a German word with a soft hyphen.
+_ORDINARY = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \U0001f469\u200d\U0001f4bb Stra\u00dfen\u00adbahn"
+
+
+def test_joiners_of_ordinary_text_are_shown_as_written(tmp_path: Path) -> None:
+    """The zero-width non-joiner and joiner (Persian and Indic words, emoji sequences) and the
+    soft hyphen are shown as written in ``get``, the table and a file name in a summary."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps(
+        {
+            "id": item_id,
+            "content": _ORDINARY,
+            "tags": ["\u0646\u0627\u0645\u0647\u200c\u0647\u0627"],
+        }
+    )
+    assert lionmem("import", "-", "--db", "o.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "o.db", cwd=tmp_path, columns=200, raw=True)
+    table = on_terminal("search", "--db", "o.db", cwd=tmp_path, columns=200, raw=True)
+    assert (shown.status, table.status) == (0, 0)
+    fields = _RICH_STYLE.sub("", shown.stdout)
+    rows = _RICH_STYLE.sub("", table.stdout)
+    assert "\\u" not in fields + rows
+    assert ["content", *_ORDINARY.split()] in [line.split() for line in fields.split("\r\n")]
+    assert "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645" in rows.split("\r\n")[1].split()
+    name = "\u0646\u0627\u0645\u0647\u200c\u0647\u0627 \U0001f469\u200d\U0001f4bb.jsonl"
+    exported = lionmem("export", "--db", "o.db", "--out", name, cwd=tmp_path)
+    assert (exported.status, exported.stdout, exported.stderr) == (
+        0,
+        f"exported 1 item to {name}\n",
+        "",
+    )
+
+
+def test_invisible_characters_are_escaped_on_a_terminal(tmp_path: Path) -> None:
+    """Zero-width and other format characters (category Cf), and line or paragraph separators,
+    are shown as escapes in the table and in ``get``, like control characters."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    line = json.dumps({"id": item_id, "content": _INVISIBLE, "tags": ["t\u200bag"]})
+    assert lionmem("import", "-", "--db", "i.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    table = on_terminal("search", "--db", "i.db", cwd=tmp_path, columns=200, raw=True)
+    shown = on_terminal("get", item_id, "--db", "i.db", cwd=tmp_path, columns=200, raw=True)
+    assert (table.status, shown.status) == (0, 0)
+    rows = _RICH_STYLE.sub("", table.stdout)
+    fields = _RICH_STYLE.sub("", shown.stdout)
+    assert (_unshown(rows), _unshown(fields)) == ([], [])
+    row = rows.split("\r\n")[1].split()
+    # The table puts a paragraph separator, as any white space, on one line as a space.
+    assert row[2:] == [r"t\u200bag", _INVISIBLE_SHOWN.replace(r"\u2029", " ").split()[0], "j"]
+    lines = [line.split() for line in fields.split("\r\n")]
+    assert lines[2:] == [
+        ["tags", r'["t\u200bag"]'],
+        ["metadata", "{}"],
+        ["content", _INVISIBLE_SHOWN],
+        [],
+    ]
+
+
+def test_json_fields_on_a_terminal_are_valid_json_of_the_stored_values(tmp_path: Path) -> None:
+    """``get`` on a terminal shows tags, metadata and JSON content as valid JSON whose escapes
+    (``\\u001b``, ``\\u0085``, ``\\u200b``, a surrogate pair) give back the stored values."""
+    hostile = "\x1b[2J\x85\x7f\u202e\u200b\U000e0041\u2028"
+    item_id = "12345678-1234-4678-9234-567812345678"
+    stored = {
+        "id": item_id,
+        "content": {"k": hostile, hostile: [hostile]},
+        "tags": [hostile, "plain"],
+        "metadata": {hostile: hostile, "n": 1},
+    }
+    line = json.dumps(stored)
+    assert lionmem("import", "-", "--db", "j.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    shown = on_terminal("get", item_id, "--db", "j.db", cwd=tmp_path, columns=400, raw=True)
+    assert shown.status == 0, shown
+    text = _RICH_STYLE.sub("", shown.stdout)
+    assert _unshown(text) == []
+    rows = dict(line.strip().split(None, 1) for line in text.split("\r\n")[2:] if line.strip())
+    assert rows.keys() == {"tags", "metadata", "content"}
+    assert {field: json.loads(value) for field, value in rows.items()} == {
+        field: stored[field] for field in rows
+    }
+    assert rows["tags"] == (r'["\u001b[2J\u0085\u007f\u202e\u200b\udb40\udc41\u2028", "plain"]')
 
 
 def test_machine_output_keeps_control_characters_exact(tmp_path: Path) -> None:

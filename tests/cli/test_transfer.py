@@ -252,12 +252,15 @@ def test_export_piped_into_import_reproduces_the_store(tmp_path: Path, sample_db
     assert _export(tmp_path / "copy.db") == _export(sample_db)
 
 
-def test_export_stops_quietly_when_the_reader_goes_away(tmp_path: Path, sample_db: Path) -> None:
-    """``lionmem export | head -n 2`` prints two lines and no traceback."""
-    pipeline = f"{LIONMEM} export --db {sample_db} | head -n 2"
+@pytest.mark.parametrize("command", ["export", "search --limit 3000"])
+def test_export_stops_quietly_when_the_reader_goes_away(
+    tmp_path: Path, sample_db: Path, command: str
+) -> None:
+    """``lionmem export | head -n 2`` prints two lines and no traceback, and the command exits
+    1 (``search`` too): the rest of its output was not read."""
+    pipeline = f'{LIONMEM} {command} --db {sample_db} | head -n 2; exit "${{PIPESTATUS[0]}}"'
     done = subprocess.run(
-        pipeline,
-        shell=True,
+        ["bash", "-c", pipeline],
         cwd=tmp_path,
         env=clean_env(),
         capture_output=True,
@@ -265,7 +268,7 @@ def test_export_stops_quietly_when_the_reader_goes_away(tmp_path: Path, sample_d
         check=False,
     )
     assert done.stdout.splitlines() == SAMPLE.read_text("utf-8").splitlines()[:2]
-    assert done.stderr == ""
+    assert (done.returncode, done.stderr) == (1, "")
 
 
 def _big_file(path: Path, lines: int) -> None:

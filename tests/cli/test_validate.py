@@ -89,6 +89,8 @@ def test_json_lines_problems_name_the_line_blank_lines_included(tmp_path: Path) 
         (["a b", 2, "k"], '$["a b"][2].k'),
         (["ü"], "$.ü"),
         (['"'], '$["\\""]'),
+        (["a\u202eb\u200b"], '$["a\\u202eb\\u200b"]'),  # shown as escapes, valid JSON still
+        (["\x1b[2J"], '$["\\u001b[2J"]'),
     ],
 )
 def test_json_path_quotes_keys_that_are_not_names(parts: list[str | int], path: str) -> None:
@@ -203,6 +205,71 @@ def test_a_deep_document_in_a_file_of_another_suffix_is_a_problem_not_a_crash(
             "two.txt:1: nested too deeply to check",
             "two.txt:2: $.tags[0]: 1 is not of type 'string'",
             "two.txt: 2 documents, 2 invalid (memory_item)",
+        ],
+    )
+
+
+def test_a_deep_document_over_several_lines_of_another_suffix_is_one_document(
+    tmp_path: Path,
+) -> None:
+    """A pretty-printed document too deep to parse, in a file that is neither ``.json`` nor
+    ``.jsonl``, is one document nested too deeply, not one document a line."""
+    depth = 5000
+    deep = '{\n  "content": "x",\n  "metadata": {"a": ' + "[\n" * depth + "]\n" * depth + "}\n}\n"
+    (tmp_path / "deep.txt").write_text(deep, encoding="utf-8")
+    result = lionmem("validate", "deep.txt", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        ["deep.txt:1: nested too deeply to check", "deep.txt: 1 document, 1 invalid (memory_item)"],
+    )
+
+
+def test_a_broken_document_over_several_lines_of_another_suffix_is_one_document(
+    tmp_path: Path,
+) -> None:
+    """A pretty-printed document that is not JSON is one document, its problem on the line
+    where it breaks; a file whose first line is a whole value is still JSON Lines."""
+    (tmp_path / "one.txt").write_text('{\n  "content": "x"\n  "tags": []\n}\n')
+    (tmp_path / "lines.txt").write_text('{"content": "a}\\"]"}\n{"tags": [1]\n')
+    result = lionmem("validate", "one.txt", "lines.txt", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "one.txt:3: not JSON: Expecting ',' delimiter",
+            "one.txt: 1 document, 1 invalid (memory_item)",
+            "lines.txt:2: not JSON: Expecting ',' delimiter",
+            "lines.txt: 2 documents, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_json_lines_of_another_suffix_cut_in_their_first_line_are_json_lines(
+    tmp_path: Path,
+) -> None:
+    """A JSON Lines file that is neither ``.json`` nor ``.jsonl`` whose first line is cut (a
+    ``tail -c`` sample, a log rotated mid-line) is still read line by line: the cut line is a
+    problem of its own and every other line is checked."""
+    (tmp_path / "cut.log").write_text(
+        'x"}\n{"content": "b", "tags": [1]}\n{"content": "c"}\n{"tags": 5}\n', encoding="utf-8"
+    )
+    (tmp_path / "rotated.log").write_text(
+        'ags": ["a", {"b": 1}]}\n\n{"content": "c"}\n{"content": "d", "tags": [2]}\n',
+        encoding="utf-8",
+    )
+    result = lionmem("validate", "cut.log", "rotated.log", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "cut.log:1: not JSON: Expecting value",
+            "cut.log:2: $.tags[0]: 1 is not of type 'string'",
+            "cut.log:4: $.tags: 5 is not of type 'array'",
+            "cut.log: 4 documents, 3 invalid (memory_item)",
+            "rotated.log:1: not JSON: Expecting value",
+            "rotated.log:4: $.tags[0]: 2 is not of type 'string'",
+            "rotated.log: 3 documents, 2 invalid (memory_item)",
         ],
     )
 
