@@ -2,20 +2,23 @@
 
 ``MemoryTools.call(name, arguments)`` validates the arguments against the tool's input schema
 (the generated document the client was shown), builds the ``MemoryItem`` or ``MemoryQuery``,
-awaits the store, and returns the structured result with its JSON text. Every failure becomes an
-error result naming the problem; only an unknown tool name raises (``UnknownToolError``), since that is
-a protocol error, not a tool error. A result never exceeds the server's response cap: see
-``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
+awaits the store, and returns the structured result with its JSON text. Arguments holding many
+values are checked in a worker thread, so the event loop goes on serving other clients. Every
+failure becomes an error result naming the problem; only an unknown tool name raises
+(``UnknownToolError``), since that is a protocol error, not a tool error. A result never exceeds
+the server's response cap: see ``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+import anyio.to_thread
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
@@ -48,6 +51,8 @@ __all__ = ["MemoryTools", "ToolResult"]
 
 _log = logging.getLogger("lionmem.mcp")
 _MAX_REPORTED = 5
+_INLINE_VALUES = 500
+"""Arguments holding more JSON values than this are checked against the schema off the loop."""
 
 Structured = dict[str, Any]
 
@@ -79,13 +84,50 @@ def _dump(item: MemoryItem) -> dict[str, Any]:
 
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
     # The most specific problems first: a field of the wrong type also shows up, less clearly,
-    # as an "unevaluated" property of the whole item.
-    errors = sorted(validator.iter_errors(arguments), key=_specific_first)
-    if not errors:
+    # as an "unevaluated" property of the whole item. The problems stream by, counted: only the
+    # first few are kept (as sorted()[:n] would pick them), whatever the number of problems.
+    count = 0
+
+    def counted() -> Iterator[JsonSchemaError]:
+        nonlocal count
+        for error in validator.iter_errors(arguments):
+            count += 1
+            yield error
+
+    first = heapq.nsmallest(_MAX_REPORTED, counted(), key=_specific_first)
+    if not first:
         return None
-    shown = [f"{_where(e.json_path)}: {e.message}" for e in errors]
-    more = len(shown) - _MAX_REPORTED
-    return "; ".join(shown[:_MAX_REPORTED]) + (f"; and {more} more" if more > 0 else "")
+    shown = "; ".join(f"{_where(e.json_path)}: {e.message}" for e in first)
+    more = count - _MAX_REPORTED
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _holds_many(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values (dict entries and list items, nested);
+    counting stops past ``limit``, so its cost is bounded whatever the size of ``value``."""
+    count = 0
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict | list):
+            count += len(current)
+            if count > limit:
+                return True
+            pending.extend(current.values() if isinstance(current, dict) else current)
+    return False
+
+
+async def _check(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
+    """``_schema_problems`` of ``arguments``, in a worker thread when they hold many values.
+
+    jsonschema takes microseconds a value (far more a problem), which for a request at the
+    size cap is seconds of the event loop; the check is pure, so a cancelled call abandons it.
+    """
+    if not _holds_many(arguments, _INLINE_VALUES):
+        return _schema_problems(validator, arguments)
+    return await anyio.to_thread.run_sync(
+        _schema_problems, validator, arguments, abandon_on_cancel=True
+    )
 
 
 def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
@@ -151,7 +193,7 @@ class MemoryTools:
             raise UnknownToolError(msg)
         try:
             arguments = {} if arguments is None else arguments
-            problems = _schema_problems(validator, arguments)
+            problems = await _check(validator, arguments)
             if problems is not None:
                 raise _Refused(f"invalid arguments for {name}: {problems}")
             structured = await self._handlers[name](arguments)
