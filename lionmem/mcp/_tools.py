@@ -247,6 +247,11 @@ class MemoryTools:
         return self._fits({"item": dumped}, f"item {item_id}")
 
     async def _search(self, arguments: dict[str, Any]) -> Structured:
+        limit = arguments.get("limit")
+        if isinstance(limit, float):
+            # The schema's integer is any number without a fraction (5.0, 1e30); the limit is
+            # the integer it equals, however large, as 10**30 is, not a float the model refuses.
+            arguments = {**arguments, "limit": int(limit)}
         query = MemoryQuery.model_validate(arguments)
         if query.limit < 0:
             msg = f"limit must be 0 or more, got {query.limit} (this server does not count from the end)"

@@ -152,6 +152,45 @@ async def test_negative_limit_is_refused_even_where_the_store_would_slice() -> N
 
 
 @pytest.mark.parametrize(
+    ("limit", "applied"),
+    [(1e30, 100), (10**30, 100), (2.0**64, 100), (2**64, 100), (1e3, 100), (5.0, 5), (0.0, 0)],
+)
+async def test_a_limit_is_an_integer_however_it_is_written(limit: float, applied: int) -> None:
+    """A limit is a JSON Schema integer: a number without a fraction, written as a float (1e30)
+    or not; above the maximum it is lowered to it, whatever its size."""
+    store = InMemoryStore()
+    for index in range(6):
+        await store.store(MemoryItem(content=index))
+    result = ok(await MemoryTools(store).call("memory_search", {"limit": limit}))
+    assert (result["limit"], len(result["items"])) == (applied, min(applied, 6))
+
+
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (-1e30, "-1000000000000000019884624838656"),
+        (-(10**30), "-1000000000000000000000000000000"),
+        (-3.0, "-3"),
+    ],
+)
+async def test_a_negative_limit_is_refused_however_it_is_written(limit: float, shown: str) -> None:
+    """A negative limit, float or int, is refused with the integer it equals."""
+    tools = MemoryTools(InMemoryStore())
+    assert error(await tools.call("memory_search", {"limit": limit})) == (
+        f"limit must be 0 or more, got {shown} (this server does not count from the end)"
+    )
+
+
+@pytest.mark.parametrize("limit", [1.5, float("inf"), float("nan"), True, "5"])
+async def test_a_limit_that_is_no_integer_is_refused(limit: Any) -> None:
+    """A fraction, an infinity, NaN, a boolean or a string is not an integer."""
+    tools = MemoryTools(InMemoryStore())
+    assert error(await tools.call("memory_search", {"limit": limit})) == (
+        f"invalid arguments for memory_search: limit: {limit!r} is not of type 'integer'"
+    )
+
+
+@pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
         (
