@@ -25,7 +25,7 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
@@ -165,6 +165,38 @@ class _Guard:
         return await self._app(scope, receive, send)
 
 
+class _WholeBody:
+    """ASGI middleware reading a request's body whole before the SDK sees it.
+
+    A client that disconnects before its body has arrived ends its request here, unanswered
+    and unlogged: the SDK would log the disconnect as an error, traceback and all. Reading
+    stops past ``max_bytes``; what was read is handed on, and the SDK refuses it with 413.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self._app = app
+        self._max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        body = bytearray()
+        more = True
+        while more and len(body) <= self._max_bytes:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client left before its request was whole: nothing to answer
+            body.extend(message.get("body", b""))
+            more = message.get("more_body", False)
+        pending: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": more}]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        await self._app(scope, replay, send)
+
+
 def check_exposure(address: HttpAddress, token: str | None) -> None:
     """Raise ``ValueError`` for a non-loopback address without a token, or an unusable token.
 
@@ -233,7 +265,12 @@ def http_app(
         host=address.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return _Guard(app, token=token, check_host=address.loopback, origins=origins)
+    return _Guard(
+        _WholeBody(app, max_request_bytes),
+        token=token,
+        check_host=address.loopback,
+        origins=origins,
+    )
 
 
 async def serve_http(
