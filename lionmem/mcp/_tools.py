@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -140,6 +142,36 @@ def _where(json_path: str) -> str:
     return "arguments" if json_path == "$" else json_path.removeprefix("$.")
 
 
+_PLAIN_KEY = re.compile("^[a-zA-Z][a-zA-Z0-9_]*$")
+
+
+def _key(key: str) -> str:
+    """A key as the path of a schema problem writes it."""
+    if _PLAIN_KEY.match(key):
+        return f".{key}"
+    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
+    return f"['{escaped}']"
+
+
+def _non_finite(item: dict[str, Any]) -> str | None:
+    """The problem of the first NaN or infinity in ``item`` (JSON values), if any.
+
+    JSON has neither, but the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``.
+    """
+    pending: list[tuple[str, Any]] = [(_key(key), item[key]) for key in reversed(item)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{path.removeprefix('.')}: {value} is not a JSON number (JSON has no NaN or Infinity)"
+        if isinstance(value, dict):
+            pending.extend((path + _key(key), value[key]) for key in reversed(value))
+        elif isinstance(value, list):
+            pending.extend(
+                (f"{path}[{index}]", value[index]) for index in reversed(range(len(value)))
+            )
+    return None
+
+
 def _pydantic_problems(error: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
@@ -229,6 +261,10 @@ class MemoryTools:
         # is written: a client's JSON parser would refuse every search result holding it.
         dumped = _dump(item)
         self._fits({"item": dumped}, "the item")
+        # The dump has null for NaN: the check reads what was sent, now known to be small.
+        problem = _non_finite(arguments)  # each store would refuse it, or store null instead
+        if problem is not None:
+            raise _Refused(f"invalid arguments for memory_store: {problem}")
         depth = nesting(dumped)
         if depth + SEARCH_NESTING > MAX_NESTING:
             raise _Refused(_too_deep("the item", depth, "a search result", SEARCH_NESTING))

@@ -90,3 +90,23 @@ def test_the_id_of_a_long_bad_line_is_read_from_its_end(tmp_path: Path) -> None:
         assert server.receive() == _error("late", -32600, NOT_A_MESSAGE)
     finally:
         server.kill()
+
+
+def test_nan_and_infinity_from_the_wire_are_refused(tmp_path: Path) -> None:
+    """The SDK reads the literals NaN and Infinity, which are no JSON: memory_store refuses
+    them as invalid arguments, and nothing is stored."""
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        server.send(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store",'
+            b'"arguments":{"content":"x","metadata":{"score":-Infinity}}}}'
+        )
+        answer = server.receive()
+        assert answer["result"]["isError"] is True
+        assert answer["result"]["content"][0]["text"] == (
+            "invalid arguments for memory_store: metadata.score: -inf is not a JSON number "
+            "(JSON has no NaN or Infinity)"
+        )
+        assert server.call(3, "memory_count", {})["structuredContent"] == {"count": 0}
+    finally:
+        server.kill()

@@ -242,6 +242,33 @@ async def test_bad_arguments_are_errors_naming_the_problem(
     assert await store.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"content": float("nan")}, "content: nan"),
+        ({"content": [1, {"a b": [float("-inf")]}]}, "content[1]['a b'][0]: -inf"),
+        ({"content": "x", "metadata": {"k": {"x": float("inf")}}}, "metadata.k.x: inf"),
+        ({"content": [float("nan"), float("inf")]}, "content[0]: nan"),
+    ],
+)
+@pytest.mark.parametrize("store_kind", ["sqlite", "memory"])
+async def test_nan_and_infinity_are_refused_before_the_store(
+    arguments: dict[str, Any], problem: str, store_kind: str
+) -> None:
+    """The SDK's parsers read NaN and Infinity; no store keeps them exactly (SQLite refuses them,
+    InMemoryStore would send null back), so memory_store refuses them naming where they are."""
+    store = SQLiteMemoryStore(":memory:") if store_kind == "sqlite" else InMemoryStore()
+    try:
+        assert error(await MemoryTools(store).call("memory_store", arguments)) == (
+            f"invalid arguments for memory_store: {problem} is not a JSON number (JSON has no "
+            "NaN or Infinity)"
+        )
+        assert await store.search(MemoryQuery()) == []
+    finally:
+        if isinstance(store, SQLiteMemoryStore):
+            await store.close()
+
+
 async def test_more_than_five_problems_are_summarised(sqlite_tools: Any) -> None:
     """An error message lists five problems and counts the rest."""
     tools, _ = sqlite_tools
