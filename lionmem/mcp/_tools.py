@@ -35,6 +35,7 @@ from lionmem.errors import (
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
+    ENVELOPE,
     MAX_NESTING,
     OMITTED_ENTRY,
     RETRIEVE_NESTING,
@@ -53,6 +54,8 @@ __all__ = ["MemoryTools", "ToolResult"]
 
 _log = logging.getLogger("lionmem.mcp")
 _MAX_REPORTED = 5
+_PROBLEM_CHARS = 300
+"""The most of one problem an error shows: a problem quotes the value at fault, of any size."""
 _INLINE_VALUES = 500
 """Arguments holding more JSON values than this are checked against the schema off the loop."""
 
@@ -99,7 +102,7 @@ def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any])
     first = heapq.nsmallest(_MAX_REPORTED, counted(), key=_specific_first)
     if not first:
         return None
-    shown = "; ".join(f"{_where(e.json_path)}: {e.message}" for e in first)
+    shown = "; ".join(_cut(f"{_where(e.json_path)}: {e.message}", _PROBLEM_CHARS) for e in first)
     more = count - _MAX_REPORTED
     return shown + (f"; and {more} more" if more > 0 else "")
 
@@ -174,8 +177,16 @@ def _non_finite(item: dict[str, Any]) -> str | None:
 
 def _pydantic_problems(error: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
+        _cut(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}", _PROBLEM_CHARS)
+        for e in error.errors()
     )
+
+
+def _cut(text: str, most: int) -> str:
+    """``text``, or its first ``most`` characters and how long it was."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most]}… ({len(text)} characters in all)"
 
 
 class MemoryTools:
@@ -221,7 +232,7 @@ class MemoryTools:
         validator = self._validators.get(name)
         if validator is None:
             listed = ", ".join(document.name for document in self.documents)
-            msg = f"unknown tool {name!r}; this server has {listed}"
+            msg = f"unknown tool {_cut(repr(name), _PROBLEM_CHARS)}; this server has {listed}"
             raise UnknownToolError(msg)
         try:
             arguments = {} if arguments is None else arguments
@@ -230,20 +241,27 @@ class MemoryTools:
                 raise _Refused(f"invalid arguments for {name}: {problems}")
             structured = await self._handlers[name](arguments)
         except _Refused as exc:
-            return _error(str(exc))
+            return self._error(str(exc))
         except ValidationError as exc:
-            return _error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
+            return self._error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
         except UnsupportedMemoryQuery as exc:
-            return _error(f"the store cannot answer this query: {exc}")
+            return self._error(f"the store cannot answer this query: {exc}")
         except MemoryAdapterUnavailable as exc:
-            return _error(f"the store is unavailable, nothing was done: {exc}")
+            return self._error(f"the store is unavailable, nothing was done: {exc}")
         except MemoryAdapterError as exc:
-            return _error(f"the store failed: {exc}")
+            return self._error(f"the store failed: {exc}")
         except Exception as exc:
             # The server must outlive any failure of a store or a value; the client learns what.
             _log.exception("%s failed", name)
-            return _error(f"{name} failed: {type(exc).__name__}: {exc}")
+            return self._error(f"{name} failed: {type(exc).__name__}: {exc}")
         return ToolResult(structured, to_json(structured).decode(), is_error=False)
+
+    def _error(self, message: str) -> ToolResult:
+        """An error result of ``message``, cut to fit the response cap if it must be."""
+        if ENVELOPE + len(to_json(message)) > self.max_bytes:
+            # JSON writes a character in at most 6 bytes (\u001f); 64 bytes for the rest.
+            message = _cut(message, max(self.max_bytes - ENVELOPE - 64, 0) // 6)
+        return ToolResult(None, message, is_error=True)
 
     def _fits(self, structured: Structured, what: str) -> Structured:
         size = result_size(structured)
@@ -323,7 +341,3 @@ class MemoryTools:
     async def _count(self, arguments: dict[str, Any]) -> Structured:
         count: Callable[[], Awaitable[int]] = getattr(self._store, "count")  # noqa: B009 -- listed only for stores that have it
         return {"count": int(await count())}
-
-
-def _error(message: str) -> ToolResult:
-    return ToolResult(None, message, is_error=True)

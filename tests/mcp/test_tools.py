@@ -269,6 +269,50 @@ async def test_nan_and_infinity_are_refused_before_the_store(
             await store.close()
 
 
+async def test_problems_quoting_huge_values_are_cut() -> None:
+    """jsonschema quotes the value at fault: each problem is shown up to 300 characters, with
+    its length, and every problem is still listed."""
+    tools = MemoryTools(InMemoryStore())
+    text = error(await tools.call("memory_retrieve", {"id": "y" * 10**6, "other": 1}))
+    problems = [
+        f"id: {'y' * 10**6!r} is not a 'uuid'",
+        "arguments: Additional properties are not allowed ('other' was unexpected)",
+    ]
+    assert text == (
+        f"invalid arguments for memory_retrieve: {problems[0][:300]}… ({len(problems[0])} "
+        f"characters in all); {problems[1]}"
+    )
+
+
+async def test_an_unknown_tool_of_a_huge_name_is_named_cut() -> None:
+    """The name of an unknown tool is quoted up to 300 characters."""
+    name = "n" * 10**6
+    with pytest.raises(UnknownToolError) as raised:
+        await MemoryTools(InMemoryStore()).call(name, {})
+    assert str(raised.value) == (
+        f"unknown tool {repr(name)[:300]}… ({len(name) + 2} characters in all); this server "
+        "has memory_store, memory_retrieve, memory_search"
+    )
+
+
+@pytest.mark.parametrize("max_bytes", [ENVELOPE + SEARCH_FRAME, 5000, 300_000, 700_000])
+async def test_any_error_fits_the_response_cap(max_bytes: int) -> None:
+    """A store error of any length (here 100,000 control characters, six bytes each in JSON)
+    is cut to fit the cap, saying how long it was; one that fits is whole."""
+    message = "\x01" * 100_000
+    tools = MemoryTools(
+        _FailingStore(MemoryAdapterError(message)), max_limit=0, max_bytes=max_bytes
+    )
+    text = error(await tools.call("memory_search", {}))
+    whole = f"the store failed: {message}"
+    assert ENVELOPE + len(to_json(text)) <= max_bytes
+    if max_bytes == 700_000:  # room for 600,000 bytes of escapes
+        assert text == whole
+    else:
+        kept = (max_bytes - ENVELOPE - 64) // 6
+        assert text == f"{whole[:kept]}… ({len(whole)} characters in all)"
+
+
 async def test_more_than_five_problems_are_summarised(sqlite_tools: Any) -> None:
     """An error message lists five problems and counts the rest."""
     tools, _ = sqlite_tools

@@ -124,10 +124,19 @@ def test_an_item_larger_than_the_cap_is_refused_on_store(session: RawSession) ->
 
 
 def test_a_malformed_line_does_not_stop_the_server(session: RawSession) -> None:
-    """A line that is not JSON is dropped; the next request is answered as usual."""
+    """A line that is not JSON is answered with Parse error; the next request as usual."""
     assert session.process.stdin is not None
+    assert session.process.stdout is not None
     session.process.stdin.write(b"{not json\n")
     session.process.stdin.flush()
+    assert json.loads(session.process.stdout.readline()) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32700,
+            "message": "Parse error: key must be a string at line 1 column 2",
+        },
+    }
     _, response = session.request("tools/list", {})
     assert [tool["name"] for tool in response["result"]["tools"]] == [
         "memory_store",
@@ -136,3 +145,15 @@ def test_a_malformed_line_does_not_stop_the_server(session: RawSession) -> None:
         "memory_delete",
         "memory_count",
     ]
+
+
+def test_an_error_quoting_a_huge_value_fits_the_cap(session: RawSession) -> None:
+    """A problem quotes the value at fault: a limit of a million characters is shown cut, and
+    the error fits the cap."""
+    size, result = call(session, "memory_search", {"limit": "x" * 10**6})
+    problem = f"limit: {'x' * 10**6!r} is not of type 'integer'"
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        f"invalid arguments for memory_search: {problem[:300]}… ({len(problem)} characters in all)"
+    )
+    assert size <= MAX_BYTES
