@@ -1,7 +1,8 @@
 """Streamable HTTP for the MCP server: the address, the request guard, and the uvicorn loop.
 
 The guard runs before the SDK sees a request. A browser page may not call the server unless its
-``Origin`` is allowed (loopback origins and those given); on a loopback address the ``Host``
+``Origin`` is allowed (loopback origins and those given), to which it speaks CORS (the
+preflight, and the headers a page needs to read an answer); on a loopback address the ``Host``
 header must name a loopback host too, which defeats DNS rebinding; with a token, every request
 needs ``Authorization: Bearer <token>``, compared in constant time. A non-loopback address is
 refused without a token: anyone who could reach it could read and change the memory.
@@ -24,7 +25,7 @@ import uvicorn
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
@@ -155,6 +156,11 @@ class _Guard:
                     "Host not allowed: this server answers loopback hosts only", status_code=421
                 )
                 return await refusal(scope, receive, send)
+            if origin is not None:
+                if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                    # A browser's preflight carries no credentials, and gets no data.
+                    return await _preflight(origin, headers)(scope, receive, send)
+                send = _with_cors(origin, send)
             if not self._authorized(headers.get("authorization")):
                 refusal = PlainTextResponse(
                     "Missing or wrong bearer token",
@@ -163,6 +169,43 @@ class _Guard:
                 )
                 return await refusal(scope, receive, send)
         return await self._app(scope, receive, send)
+
+
+_CORS_METHODS = "GET, POST, DELETE"
+_CORS_EXPOSED = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+_CORS_MAX_AGE = "600"
+
+
+def _preflight(origin: str, headers: Headers) -> Response:
+    """The answer to a CORS preflight from an allowed ``origin``: the methods of the protocol,
+    and the headers the page asked to send (``Mcp-Param-*`` headers vary by tool)."""
+    allowed = {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Methods": _CORS_METHODS,
+        "Access-Control-Max-Age": _CORS_MAX_AGE,
+        "Vary": "Origin",
+    }
+    requested = headers.get("access-control-request-headers")
+    if requested:
+        allowed["Access-Control-Allow-Headers"] = requested
+    return Response(status_code=204, headers=allowed)
+
+
+def _with_cors(origin: str, send: Send) -> Send:
+    """``send``, adding to the response the CORS headers a page from ``origin`` needs to read it
+    (the session id among them)."""
+    added = [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", _CORS_EXPOSED.encode()),
+        (b"vary", b"Origin"),
+    ]
+
+    async def cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *added]}
+        await send(message)
+
+    return cors
 
 
 class _WholeBody:
