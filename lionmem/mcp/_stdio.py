@@ -5,10 +5,11 @@ The SDK's stdio transport takes one JSON-RPC message per line from a text file i
 whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
 read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
-the first or last bytes of the line give it; the next line is served as usual. A line that is not
-a JSON-RPC message, which the SDK would drop unanswered, gets Parse error or Invalid Request
-the same way. When stdin ends, the SDK would cancel the requests still running; the server sees the end only once each
-request read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
+the first or last bytes of the line give it; the next line is served as usual. A line that is
+no JSON-RPC message, which the SDK would drop unanswered, gets Parse error or Invalid Request
+the same way. When stdin ends, the SDK would cancel the requests still running; the server
+sees the end only once each request read was answered or ended unanswered (cancelled by the
+client), or ``END_WAIT`` later.
 """
 
 from __future__ import annotations
