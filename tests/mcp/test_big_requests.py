@@ -33,11 +33,13 @@ HOLD = 10.0
 
 
 def _reference(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
-    """The problems as a full sort of every problem reports them."""
+    """The problems as a full sort of every problem reports them, each cut as the server cuts
+    one."""
     errors = sorted(validator.iter_errors(arguments), key=tools_module._specific_first)
     if not errors:
         return None
-    shown = [f"{tools_module._where(e.json_path)}: {e.message}" for e in errors]
+    cut, most = tools_module._cut, tools_module._PROBLEM_CHARS
+    shown = [cut(f"{tools_module._where(e.json_path)}: {e.message}", most) for e in errors]
     more = len(shown) - 5
     return "; ".join(shown[:5]) + (f"; and {more} more" if more > 0 else "")
 
