@@ -1,11 +1,12 @@
 """Streamable HTTP for the MCP server: the address, the request guard, and the uvicorn loop.
 
-The guard runs before the SDK sees a request. A browser page may not call the server unless its
-``Origin`` is allowed (loopback origins and those given), to which it speaks CORS (the
-preflight, and the headers a page needs to read an answer); on a loopback address the ``Host``
-header must name a loopback host too, which defeats DNS rebinding; with a token, every request
-needs ``Authorization: Bearer <token>``, compared in constant time. A non-loopback address is
-refused without a token: anyone who could reach it could read and change the memory.
+The guard runs before the SDK sees a request. A request with an ``Origin`` is refused unless
+that origin is loopback or given; CORS (the preflight, and the headers a page needs to read an
+answer) is spoken to the given ones only, so no browser page is served by default. On a
+loopback address the ``Host`` header must name a loopback host too, which defeats DNS
+rebinding; with a token, every request needs ``Authorization: Bearer <token>``, compared in
+constant time. A non-loopback address is refused without a token: anyone who could reach it
+could read and change the memory.
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ class _Guard:
         hostname = urlsplit(normal).hostname
         return normal in self._origins or (hostname is not None and is_loopback(hostname))
 
+    def _origin_given(self, origin: str) -> bool:
+        """Whether ``origin`` was given with --allow-origin: the pages CORS is spoken to."""
+        return _origin(origin) in self._origins
+
     def _host_allowed(self, host: str | None) -> bool:
         if host is None or any(mark in host for mark in "@/\\?#"):
             return False  # a Host header is host[:port], nothing more
@@ -148,6 +153,9 @@ class _Guard:
         if scope["type"] == "http":
             headers = Headers(scope=scope)
             origin = headers.get("origin")
+            if self._origins:
+                # Whether an answer carries CORS headers depends on the Origin a cache must key.
+                send = _with_headers(send, [(b"vary", b"Origin")])
             if origin is not None and not self._origin_allowed(origin):
                 refusal = PlainTextResponse(f"Origin not allowed: {origin}", status_code=403)
                 return await refusal(scope, receive, send)
@@ -156,11 +164,11 @@ class _Guard:
                     "Host not allowed: this server answers loopback hosts only", status_code=421
                 )
                 return await refusal(scope, receive, send)
-            if origin is not None:
+            if origin is not None and self._origin_given(origin):
                 if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
                     # A browser's preflight carries no credentials, and gets no data.
                     return await _preflight(origin, headers)(scope, receive, send)
-                send = _with_cors(origin, send)
+                send = _with_headers(send, _cors(origin))
             if not self._authorized(headers.get("authorization")):
                 refusal = PlainTextResponse(
                     "Missing or wrong bearer token",
@@ -177,13 +185,15 @@ _CORS_MAX_AGE = "600"
 
 
 def _preflight(origin: str, headers: Headers) -> Response:
-    """The answer to a CORS preflight from an allowed ``origin``: the methods of the protocol,
-    and the headers the page asked to send (``Mcp-Param-*`` headers vary by tool)."""
+    """The answer to a CORS preflight from a given ``origin``: the methods of the protocol,
+    and the headers the page asked to send (``Mcp-Param-*`` headers vary by tool).
+
+    ``Vary: Origin`` comes from the guard, which adds it to every answer."""
     allowed = {
         "Access-Control-Allow-Origin": origin,
         "Access-Control-Allow-Methods": _CORS_METHODS,
         "Access-Control-Max-Age": _CORS_MAX_AGE,
-        "Vary": "Origin",
+        "Vary": "Access-Control-Request-Headers",
     }
     requested = headers.get("access-control-request-headers")
     if requested:
@@ -191,21 +201,30 @@ def _preflight(origin: str, headers: Headers) -> Response:
     return Response(status_code=204, headers=allowed)
 
 
-def _with_cors(origin: str, send: Send) -> Send:
-    """``send``, adding to the response the CORS headers a page from ``origin`` needs to read it
-    (the session id among them)."""
-    added = [
+def _cors(origin: str) -> list[tuple[bytes, bytes]]:
+    """The CORS headers a page from ``origin`` needs to read an answer (its session id too)."""
+    return [
         (b"access-control-allow-origin", origin.encode("latin-1")),
         (b"access-control-expose-headers", _CORS_EXPOSED.encode()),
-        (b"vary", b"Origin"),
     ]
 
-    async def cors(message: Message) -> None:
+
+def _with_headers(send: Send, added: list[tuple[bytes, bytes]]) -> Send:
+    """``send``, adding ``added`` to the response's headers (a ``Vary`` joins the one there)."""
+
+    async def adding(message: Message) -> None:
         if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *added]}
+            headers = list(message.get("headers", []))
+            for name, value in added:
+                index = next((i for i, (key, _) in enumerate(headers) if key.lower() == name), None)
+                if name == b"vary" and index is not None:
+                    headers[index] = (headers[index][0], value + b", " + headers[index][1])
+                else:
+                    headers.append((name, value))
+            message = {**message, "headers": headers}
         await send(message)
 
-    return cors
+    return adding
 
 
 class _WholeBody:
