@@ -90,6 +90,41 @@ async def test_reading_stops_past_the_cap_and_the_app_gets_what_was_read() -> No
     assert app.received == [_chunk(b"x" * 600 + b"y" * 600, True)]
 
 
+async def test_a_declared_length_over_the_cap_is_handed_on_unread() -> None:
+    """A Content-Length over the cap: nothing is read here, the app refuses it before reading."""
+    app = _App(reads=0)
+    scope: Scope = {**SCOPE, "headers": [(b"content-length", b"10000000000")]}
+    received: list[Message] = []
+
+    async def receive() -> Message:
+        received.append(_chunk(b"x", True))
+        return received[-1]
+
+    async def send(message: Message) -> None:
+        pass
+
+    await _WholeBody(app, 1024)(scope, receive, send)
+    assert received == []
+
+
+def test_a_declared_length_over_the_cap_is_refused_before_the_body_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    """Content-Length: 10 GB with Expect: 100-continue gets 413 at once, never 100 Continue."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        lines = [
+            "POST /mcp HTTP/1.1",
+            "Host: 127.0.0.1",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            "Expect: 100-continue",
+            "Content-Length: 10000000000",
+        ]
+        with socket.create_connection(("127.0.0.1", _port(url)), timeout=30) as connection:
+            connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            assert connection.recv(100).startswith(b"HTTP/1.1 413 ")
+
+
 async def test_an_error_of_the_app_is_not_hidden() -> None:
     """Only a disconnect during the body is quiet: anything the app raises goes on up."""
     app = _App(error=RuntimeError("boom"))
