@@ -3,10 +3,11 @@
 ``MemoryTools.call(name, arguments)`` validates the arguments against the tool's input schema
 (the generated document the client was shown), builds the ``MemoryItem`` or ``MemoryQuery``,
 awaits the store, and returns the structured result with its JSON text. Arguments holding many
-values are checked in a worker thread, so the event loop goes on serving other clients. Every
-failure becomes an error result naming the problem; only an unknown tool name raises
-(``UnknownToolError``), since that is a protocol error, not a tool error. A result never exceeds
-the server's response cap: see ``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
+values are checked in a worker thread (two at most at once), so the event loop goes on serving
+other clients. Every failure becomes an error result naming the problem; only an unknown tool
+name raises (``UnknownToolError``), since that is a protocol error, not a tool error. A result
+never exceeds the server's response cap: see ``lionmem.mcp._bounds``. Nothing here imports
+the MCP SDK.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ _MAX_REPORTED = 5
 _PROBLEM_CHARS = 300
 """The most of one problem an error shows: a problem quotes the value at fault, of any size."""
 _INLINE_VALUES = 500
+_CHECK_SLOTS = 2
+"""How many such checks run at once; the others wait their turn without taking a thread."""
 """Arguments holding more JSON values than this are checked against the schema off the loop."""
 
 Structured = dict[str, Any]
@@ -122,17 +125,19 @@ def _holds_many(value: Any, limit: int) -> bool:
     return False
 
 
-async def _check(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
+async def _check(
+    validator: Draft202012Validator, arguments: dict[str, Any], slots: anyio.CapacityLimiter
+) -> str | None:
     """``_schema_problems`` of ``arguments``, in a worker thread when they hold many values.
 
     jsonschema takes microseconds a value (far more a problem), which for a request at the
-    size cap is seconds of the event loop; the check is pure, so a cancelled call abandons it.
+    size cap is seconds of the event loop. The threads are those of ``slots``, not anyio's
+    default pool, which the SDK's stdio transport reads and writes with; a thread cannot be
+    stopped, so a cancelled call waits for its check to end and its slot is free only then.
     """
     if not _holds_many(arguments, _INLINE_VALUES):
         return _schema_problems(validator, arguments)
-    return await anyio.to_thread.run_sync(
-        _schema_problems, validator, arguments, abandon_on_cancel=True
-    )
+    return await anyio.to_thread.run_sync(_schema_problems, validator, arguments, limiter=slots)
 
 
 def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
@@ -206,6 +211,7 @@ class MemoryTools:
     ) -> None:
         check_limits(max_limit, max_bytes)
         self._store = store
+        self._check_slots = anyio.CapacityLimiter(_CHECK_SLOTS)
         self.max_limit = max_limit
         self.max_bytes = max_bytes
         self.documents: tuple[ToolDocument, ...] = tuple(
@@ -236,7 +242,7 @@ class MemoryTools:
             raise UnknownToolError(msg)
         try:
             arguments = {} if arguments is None else arguments
-            problems = await _check(validator, arguments)
+            problems = await _check(validator, arguments, self._check_slots)
             if problems is not None:
                 raise _Refused(f"invalid arguments for {name}: {problems}")
             structured = await self._handlers[name](arguments)

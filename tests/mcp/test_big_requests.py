@@ -8,6 +8,7 @@ the answer is the one a full sort of every problem gives.
 
 from __future__ import annotations
 
+import queue
 import threading
 import tracemalloc
 from pathlib import Path
@@ -85,6 +86,64 @@ async def test_a_big_request_being_checked_does_not_hold_up_another_call(
             group.start_soon(big)
             group.start_soon(small)
     assert (answers, released) == (["small", "big"], [True])
+
+
+async def test_at_most_check_slots_checks_run_and_a_cancelled_one_holds_its_slot_to_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four big calls at once: _CHECK_SLOTS of them are checked, the others wait; a cancelled
+    call whose check runs keeps its slot (its call does not end) until that check ends, and
+    only then does the next check start."""
+    slots = tools_module._CHECK_SLOTS
+    calls = slots + 2
+    release = [threading.Event() for _ in range(calls)]
+    entered: queue.Queue[int] = queue.Queue()
+    log: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def held(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
+        number = int(arguments["content"])
+        with lock:
+            log.append(("enter", number))
+        entered.put(number)
+        release[number].wait(HOLD)  # a safeguard only: every check is released
+        with lock:
+            log.append(("leave", number))
+        return None
+
+    monkeypatch.setattr(tools_module, "_schema_problems", held)
+    tools = MemoryTools(InMemoryStore())
+    scopes = [anyio.CancelScope() for _ in range(calls)]
+    ended: list[int] = []
+
+    async def call(number: int) -> None:
+        with scopes[number]:
+            arguments = {"content": str(number), "tags": ["t"] * tools_module._INLINE_VALUES}
+            await tools.call("memory_store", arguments)
+        ended.append(number)
+
+    async with anyio.create_task_group() as group:
+        for number in range(calls):
+            group.start_soon(call, number)
+        running = [await anyio.to_thread.run_sync(entered.get) for _ in range(slots)]
+        cancelled = running[0]
+        scopes[cancelled].cancel()
+        for _ in range(20):
+            await anyio.sleep(0)
+        assert ended == []  # the cancelled call waits for its check
+        assert entered.empty()
+        release[cancelled].set()
+        following = await anyio.to_thread.run_sync(entered.get)
+        assert log.index(("leave", cancelled)) < log.index(("enter", following))
+        for event in release:
+            event.set()
+    assert ended[0] == cancelled
+    assert sorted(ended) == list(range(calls))
+    depth = peak = 0
+    for step, _ in log:
+        depth += 1 if step == "enter" else -1
+        peak = max(peak, depth)
+    assert (peak, len(log)) == (slots, 2 * calls)
 
 
 async def test_a_small_request_is_checked_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
