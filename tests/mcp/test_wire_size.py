@@ -124,12 +124,20 @@ def test_an_item_larger_than_the_cap_is_refused_on_store(session: RawSession) ->
 
 
 def test_a_malformed_line_does_not_stop_the_server(session: RawSession) -> None:
-    """A line that is not JSON is answered with Parse error; the next request as usual."""
+    """A line that is not JSON is answered with Parse error, before the request sent after it.
+
+    Both lines go out at once, so a server that drops the bad line fails the test (its first
+    answer is the tools/list one) instead of leaving it waiting for an answer.
+    """
     assert session.process.stdin is not None
     assert session.process.stdout is not None
-    session.process.stdin.write(b"{not json\n")
+    request_id = session.next_id
+    tools_list = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {}}
+    session.process.stdin.write(b"{not json\n" + json.dumps(tools_list).encode() + b"\n")
     session.process.stdin.flush()
-    assert json.loads(session.process.stdout.readline()) == {
+    # Checked before the second answer is read: without the bad line's, none would come.
+    first = json.loads(session.process.stdout.readline())
+    assert first == {
         "jsonrpc": "2.0",
         "id": None,
         "error": {
@@ -137,8 +145,9 @@ def test_a_malformed_line_does_not_stop_the_server(session: RawSession) -> None:
             "message": "Parse error: key must be a string at line 1 column 2",
         },
     }
-    _, response = session.request("tools/list", {})
-    assert [tool["name"] for tool in response["result"]["tools"]] == [
+    second = json.loads(session.process.stdout.readline())
+    assert second["id"] == request_id
+    assert [tool["name"] for tool in second["result"]["tools"]] == [
         "memory_store",
         "memory_retrieve",
         "memory_search",
