@@ -7,9 +7,9 @@ read, the rest is read and dropped in chunks up to its newline. Its answer, an I
 Request error, goes out on a clone of the transport's write stream, with the request's id when
 the first or last bytes of the line give it; the next line is served as usual. A line that is
 no JSON-RPC message, which the SDK would drop unanswered, gets Parse error or Invalid Request
-the same way. When stdin ends, the SDK would cancel the requests still running; the server
-sees the end only once each request read was answered or ended unanswered (cancelled by the
-client), or ``END_WAIT`` later.
+the same way, unless it is a client's response (JSON-RPC answers none). When stdin ends, the
+SDK would cancel the requests still running; the server sees the end only once each request
+read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
 """
 
 from __future__ import annotations
@@ -119,19 +119,82 @@ _TAIL_ID = re.compile(
 )
 
 
+_STRING = rb'"(?:[^"\\\x00-\x1f]|\\.)*"'
+_LEADING_KEY = re.compile(rb"\s*(" + _STRING + rb")\s*:\s*")
+_LEADING_VALUE = re.compile(
+    rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|" + _STRING + rb"|true|false|null)\s*([,}])"
+)
+_UNREAD = object()
+"""The value of a leading member that is not a string, number, boolean or null."""
+
+
+def _leading_members(head: bytes) -> dict[str, Any]:
+    """The first members of the object ``head`` starts, whose JSON is broken further on.
+
+    Each key maps to its value when that is a string, a number, a boolean or null followed by
+    ``,`` or ``}`` (so it is whole), else to ``_UNREAD``, and the scan ends there: what follows
+    a value of another kind could be a key of a nested object. The first of a key counts.
+    """
+    opening = re.match(rb"\s*\{", head)
+    members: dict[str, Any] = {}
+    position = opening.end() if opening is not None else len(head)
+    while (key := _LEADING_KEY.match(head, position)) is not None:
+        try:
+            name = from_json(key.group(1))
+        except ValueError:  # a key with a bad escape
+            break
+        value = _LEADING_VALUE.match(head, key.end())
+        if value is None:
+            members.setdefault(name, _UNREAD)
+            break
+        try:
+            members.setdefault(name, from_json(value.group(1)))
+        except ValueError:  # a string with a bad escape
+            members.setdefault(name, _UNREAD)
+            break
+        if value.group(2) == b"}":
+            break
+        position = value.end()
+    return members
+
+
+def _head(prefix: bytes) -> tuple[dict[str, Any], bool] | None:
+    """The members of the message in the first ``HEAD_BYTES`` of its line, and whether they
+    were parsed (else they are the leading ones of broken JSON); ``None`` for no object."""
+    try:
+        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
+    except ValueError:
+        members = _leading_members(prefix[:HEAD_BYTES])
+        return (members, False) if members else None
+    return (message, True) if isinstance(message, dict) else None
+
+
+def _is_response(prefix: bytes) -> bool:
+    """Whether the line starting with ``prefix`` is a client's response (a result or an error,
+    no method): JSON-RPC answers no response, even one it cannot read."""
+    head = _head(prefix)
+    return (
+        head is not None and "method" not in head[0] and not {"result", "error"}.isdisjoint(head[0])
+    )
+
+
 def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
     """The id of the request whose line starts with ``prefix`` and ends with ``tail``, if known.
 
     Only a message whose ``method`` is in its first ``HEAD_BYTES`` is a request: a client's
     response gets no answer that refers to its id. The id is taken from there when a key
-    follows it (so its value is whole), else from the last members of the line. Parsing no
-    more than the head keeps the objects it makes few, whatever the line holds.
+    follows it (so its value is whole), else from the last members of the line; in JSON broken
+    within the head, from its leading members. Parsing no more than the head keeps the objects
+    it makes few, whatever the line holds.
     """
-    try:
-        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
-    except ValueError:
+    head = _head(prefix)
+    if head is None:
         return None
-    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+    message, parsed = head
+    if not parsed:
+        value = message.get("id") if "method" in message else None
+        return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    if not isinstance(message.get("method"), str):
         return None
     keys = list(message)
     if "id" in keys and keys[-1] != "id":
@@ -303,7 +366,8 @@ class _Requests(_Closing):
                 raise
             prefix, tail = self._lines.popleft() if self._lines else (b"", b"")
             if isinstance(item, ValidationError):
-                if prefix.strip():  # a blank line is no message, and gets no answer
+                # Neither a blank line nor a client's response (JSON-RPC answers none) gets one.
+                if prefix.strip() and not _is_response(prefix):
                     await self._answer(SessionMessage(not_a_message(item, prefix, tail)))
             elif isinstance(item, SessionMessage) and _odd_id(item.message, prefix):
                 await self._answer(SessionMessage(_ODD_ID))

@@ -3,7 +3,8 @@
 The SDK drops such a line without a word, so a client whose request it was waits for its
 timeout. The server answers Parse error for a line that is not JSON, Invalid Request for one
 that is not a message (a batch, params that are no object, a version other than 2.0, an id
-the SDK reads as none), with the request's id when the line shows it; a blank line is skipped.
+the SDK reads as none), with the request's id when the line shows it; a blank line is skipped, and so is a line that
+is a client's response (JSON-RPC answers none).
 """
 
 from __future__ import annotations
@@ -31,7 +32,19 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
     (b"{garbage", _error(None, -32700, "Parse error: key must be a string at line 1 column 2")),
     (
         b'{"jsonrpc":"2.0","id":3,"method":"ping",}',
-        _error(None, -32700, "Parse error: trailing comma at line 1 column 41"),
+        _error(3, -32700, "Parse error: trailing comma at line 1 column 41"),
+    ),
+    (
+        b'{ "id" : "three" , "method":"ping" "jsonrpc":"2.0"}',
+        _error("three", -32700, "Parse error: expected `,` or `}` at line 1 column 36"),
+    ),
+    (  # the id of the params, not the message's
+        b'{"params":{"id":31},"method":"ping",}',
+        _error(None, -32700, "Parse error: trailing comma at line 1 column 37"),
+    ),
+    (  # no method among the leading keys: maybe a response, whose id gets no answer
+        b'{"jsonrpc":"2.0","id":32,"params":{},}',
+        _error(None, -32700, "Parse error: trailing comma at line 1 column 38"),
     ),
     (b'[{"jsonrpc":"2.0","id":4,"method":"ping"}]', _error(None, -32600, BATCH)),
     (b"[]", _error(None, -32600, BATCH)),
@@ -53,11 +66,19 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
         },
     ),
 ]
+RESPONSES = [
+    b'{"jsonrpc":"2.0","id":11,"result":"not an object"}',
+    b'{"jsonrpc":"2.0","id":12,"result":{},}',
+    b'{"jsonrpc":"2.0","id":13,"error":{"code":-1}}',
+    b'{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":14,}',
+    b'{"id":15,"jsonrpc":"1.0","result":{}}',
+]
+"""Lines that are a client's response, but no valid one: JSON-RPC answers no response."""
 
 
 def test_every_line_that_is_no_message_is_answered(tmp_path: Path) -> None:
-    """Each bad line gets its answer, before that of the ping sent after it; a blank line none;
-    then a call is served."""
+    """Each bad line gets its answer, before that of the ping sent after it; a bad response
+    and a blank line none; then a call is served."""
     server = RawServer(tmp_path / "memory.db")
     try:
         for number, (line, answer) in enumerate(LINES, start=100):
@@ -65,6 +86,10 @@ def test_every_line_that_is_no_message_is_answered(tmp_path: Path) -> None:
             server.send(_ping(number))
             assert server.receive() == answer, line
             assert server.receive() == {"jsonrpc": "2.0", "id": number, "result": {}}
+        for number, line in enumerate(RESPONSES, start=200):
+            server.send(line)
+            server.send(_ping(number))
+            assert server.receive() == {"jsonrpc": "2.0", "id": number, "result": {}}, line
         server.send(b"   ")
         server.send(b"")
         server.send(_ping(9))
