@@ -201,7 +201,9 @@ def test_the_memory_of_a_check_does_not_grow_with_the_problems() -> None:
 
 
 @pytest.mark.slow
-async def test_a_request_at_the_http_cap_is_answered_as_before(tmp_path: Path) -> None:
+async def test_a_million_tags_over_http_are_refused_as_over_the_response_cap(
+    tmp_path: Path,
+) -> None:
     """A million tags over HTTP (some 4 MB): the answer says the item is over the response cap,
     and the server keeps serving."""
     with http_server(tmp_path / "memory.db") as (url, _):
