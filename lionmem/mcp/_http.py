@@ -1,10 +1,12 @@
 """Streamable HTTP for the MCP server: the address, the request guard, and the uvicorn loop.
 
-The guard runs before the SDK sees a request. A browser page may not call the server unless its
-``Origin`` is allowed (loopback origins and those given); on a loopback address the ``Host``
-header must name a loopback host too, which defeats DNS rebinding; with a token, every request
-needs ``Authorization: Bearer <token>``, compared in constant time. A non-loopback address is
-refused without a token: anyone who could reach it could read and change the memory.
+The guard runs before the SDK sees a request. A request with an ``Origin`` is refused unless
+that origin is loopback or given; CORS (the preflight, and the headers a page needs to read an
+answer) is spoken to the given ones only, so no browser page is served by default. On a
+loopback address the ``Host`` header must name a loopback host too, which defeats DNS
+rebinding; with a token, every request needs ``Authorization: Bearer <token>``, compared in
+constant time. A non-loopback address is refused without a token: anyone who could reach it
+could read and change the memory.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ import uvicorn
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
@@ -125,6 +127,10 @@ class _Guard:
         hostname = urlsplit(normal).hostname
         return normal in self._origins or (hostname is not None and is_loopback(hostname))
 
+    def _origin_given(self, origin: str) -> bool:
+        """Whether ``origin`` was given with --allow-origin: the pages CORS is spoken to."""
+        return _origin(origin) in self._origins
+
     def _host_allowed(self, host: str | None) -> bool:
         if host is None or any(mark in host for mark in "@/\\?#"):
             return False  # a Host header is host[:port], nothing more
@@ -147,6 +153,9 @@ class _Guard:
         if scope["type"] == "http":
             headers = Headers(scope=scope)
             origin = headers.get("origin")
+            if self._origins:
+                # Whether an answer carries CORS headers depends on the Origin a cache must key.
+                send = _with_headers(send, [(b"vary", b"Origin")])
             if origin is not None and not self._origin_allowed(origin):
                 refusal = PlainTextResponse(f"Origin not allowed: {origin}", status_code=403)
                 return await refusal(scope, receive, send)
@@ -155,6 +164,11 @@ class _Guard:
                     "Host not allowed: this server answers loopback hosts only", status_code=421
                 )
                 return await refusal(scope, receive, send)
+            if origin is not None and self._origin_given(origin):
+                if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                    # A browser's preflight carries no credentials, and gets no data.
+                    return await _preflight(origin, headers)(scope, receive, send)
+                send = _with_headers(send, _cors(origin))
             if not self._authorized(headers.get("authorization")):
                 refusal = PlainTextResponse(
                     "Missing or wrong bearer token",
@@ -163,6 +177,95 @@ class _Guard:
                 )
                 return await refusal(scope, receive, send)
         return await self._app(scope, receive, send)
+
+
+_CORS_METHODS = "GET, POST, DELETE"
+_CORS_EXPOSED = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+_CORS_MAX_AGE = "600"
+
+
+def _preflight(origin: str, headers: Headers) -> Response:
+    """The answer to a CORS preflight from a given ``origin``: the methods of the protocol,
+    and the headers the page asked to send (``Mcp-Param-*`` headers vary by tool).
+
+    ``Vary: Origin`` comes from the guard, which adds it to every answer."""
+    allowed = {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Methods": _CORS_METHODS,
+        "Access-Control-Max-Age": _CORS_MAX_AGE,
+        "Vary": "Access-Control-Request-Headers",
+    }
+    requested = headers.get("access-control-request-headers")
+    if requested:
+        allowed["Access-Control-Allow-Headers"] = requested
+    return Response(status_code=204, headers=allowed)
+
+
+def _cors(origin: str) -> list[tuple[bytes, bytes]]:
+    """The CORS headers a page from ``origin`` needs to read an answer (its session id too)."""
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", _CORS_EXPOSED.encode()),
+    ]
+
+
+def _with_headers(send: Send, added: list[tuple[bytes, bytes]]) -> Send:
+    """``send``, adding ``added`` to the response's headers (a ``Vary`` joins the one there)."""
+
+    async def adding(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            for name, value in added:
+                index = next((i for i, (key, _) in enumerate(headers) if key.lower() == name), None)
+                if name == b"vary" and index is not None:
+                    headers[index] = (headers[index][0], value + b", " + headers[index][1])
+                else:
+                    headers.append((name, value))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return adding
+
+
+class _WholeBody:
+    """ASGI middleware reading a request's body whole before the SDK sees it.
+
+    A client that disconnects before its body has arrived ends its request here, unanswered
+    and unlogged: the SDK would log the disconnect as an error, traceback and all. Reading
+    stops past ``max_bytes``; what was read is handed on, and the SDK refuses it with 413. A
+    request whose ``Content-Length`` is over ``max_bytes`` is handed on unread: the SDK refuses
+    it before asking for the body (so before ``100 Continue``), and no time is spent reading it.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self._app = app
+        self._max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._declared_over_cap(Headers(scope=scope)):
+            await self._app(scope, receive, send)
+            return
+        body = bytearray()
+        more = True
+        while more and len(body) <= self._max_bytes:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client left before its request was whole: nothing to answer
+            body.extend(message.get("body", b""))
+            more = message.get("more_body", False)
+        pending: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": more}]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        await self._app(scope, replay, send)
+
+    def _declared_over_cap(self, headers: Headers) -> bool:
+        length = headers.get("content-length", "").lstrip("0")
+        if not (length.isascii() and length.isdigit()):
+            return False
+        # Compared by its digits first: int() refuses a string of over 4300 digits.
+        return len(length) > len(str(self._max_bytes)) or int(length) > self._max_bytes
 
 
 def check_exposure(address: HttpAddress, token: str | None) -> None:
@@ -233,7 +336,12 @@ def http_app(
         host=address.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return _Guard(app, token=token, check_host=address.loopback, origins=origins)
+    return _Guard(
+        _WholeBody(app, max_request_bytes),
+        token=token,
+        check_host=address.loopback,
+        origins=origins,
+    )
 
 
 async def serve_http(

@@ -5,9 +5,11 @@ The SDK's stdio transport takes one JSON-RPC message per line from a text file i
 whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
 read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
-the first or last bytes of the line give it; the next line is served as usual. When stdin
-ends, the SDK would cancel the requests still running; the server sees the end only once each
-request read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
+the first or last bytes of the line give it; the next line is served as usual. A line that is
+no JSON-RPC message, which the SDK would drop unanswered, gets Parse error or Invalid Request
+the same way, unless it is a client's response (JSON-RPC answers none). When stdin ends, the
+SDK would cancel the requests still running; the server sees the end only once each request
+read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import re
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from functools import partial
 from types import TracebackType
@@ -27,7 +29,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from pydantic_core import from_json
+from pydantic_core import ValidationError, from_json
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
@@ -38,6 +40,7 @@ __all__ = [
     "TAIL_BYTES",
     "BoundedLines",
     "LineSource",
+    "not_a_message",
     "request_too_large",
     "serve_stdio",
 ]
@@ -69,11 +72,15 @@ class BoundedLines:
     last ``TAIL_BYTES``, so no more than that plus ``DISCARD_CHUNK`` bytes are held at once. A
     last line without a newline counts as a line.
     ``readline`` blocks on ``source``; the transport calls it in a worker thread, where
-    ``on_oversized`` runs too.
+    ``on_oversized`` runs too, and ``on_line``, given each line returned (as bytes).
     """
 
     def __init__(
-        self, source: LineSource, max_bytes: int, on_oversized: Callable[[bytes, bytes], None]
+        self,
+        source: LineSource,
+        max_bytes: int,
+        on_oversized: Callable[[bytes, bytes], None],
+        on_line: Callable[[bytes], None] | None = None,
     ) -> None:
         if max_bytes < 0:
             msg = f"the largest line must be 0 bytes or more, got {max_bytes}"
@@ -81,6 +88,7 @@ class BoundedLines:
         self._source = source
         self._max_bytes = max_bytes
         self._on_oversized = on_oversized
+        self._on_line = on_line
 
     def readline(self) -> str:
         """Return the next line that fits, its newline included; ``""`` at the end of input."""
@@ -90,6 +98,8 @@ class BoundedLines:
             ended = line.endswith(b"\n")
             content = line.removesuffix(b"\n").removesuffix(b"\r") if ended else line
             if len(content) <= self._max_bytes:
+                if line and self._on_line is not None:
+                    self._on_line(line)
                 return line.decode("utf-8", errors="replace")
             del content
             tail = line[-TAIL_BYTES:]
@@ -109,19 +119,82 @@ _TAIL_ID = re.compile(
 )
 
 
+_STRING = rb'"(?:[^"\\\x00-\x1f]|\\.)*"'
+_LEADING_KEY = re.compile(rb"\s*(" + _STRING + rb")\s*:\s*")
+_LEADING_VALUE = re.compile(
+    rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|" + _STRING + rb"|true|false|null)\s*([,}])"
+)
+_UNREAD = object()
+"""The value of a leading member that is not a string, number, boolean or null."""
+
+
+def _leading_members(head: bytes) -> dict[str, Any]:
+    """The first members of the object ``head`` starts, whose JSON is broken further on.
+
+    Each key maps to its value when that is a string, a number, a boolean or null followed by
+    ``,`` or ``}`` (so it is whole), else to ``_UNREAD``, and the scan ends there: what follows
+    a value of another kind could be a key of a nested object. The first of a key counts.
+    """
+    opening = re.match(rb"\s*\{", head)
+    members: dict[str, Any] = {}
+    position = opening.end() if opening is not None else len(head)
+    while (key := _LEADING_KEY.match(head, position)) is not None:
+        try:
+            name = from_json(key.group(1))
+        except ValueError:  # a key with a bad escape
+            break
+        value = _LEADING_VALUE.match(head, key.end())
+        if value is None:
+            members.setdefault(name, _UNREAD)
+            break
+        try:
+            members.setdefault(name, from_json(value.group(1)))
+        except ValueError:  # a string with a bad escape
+            members.setdefault(name, _UNREAD)
+            break
+        if value.group(2) == b"}":
+            break
+        position = value.end()
+    return members
+
+
+def _head(prefix: bytes) -> tuple[dict[str, Any], bool] | None:
+    """The members of the message in the first ``HEAD_BYTES`` of its line, and whether they
+    were parsed (else they are the leading ones of broken JSON); ``None`` for no object."""
+    try:
+        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
+    except ValueError:
+        members = _leading_members(prefix[:HEAD_BYTES])
+        return (members, False) if members else None
+    return (message, True) if isinstance(message, dict) else None
+
+
+def _is_response(prefix: bytes) -> bool:
+    """Whether the line starting with ``prefix`` is a client's response (a result or an error,
+    no method): JSON-RPC answers no response, even one it cannot read."""
+    head = _head(prefix)
+    return (
+        head is not None and "method" not in head[0] and not {"result", "error"}.isdisjoint(head[0])
+    )
+
+
 def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
     """The id of the request whose line starts with ``prefix`` and ends with ``tail``, if known.
 
     Only a message whose ``method`` is in its first ``HEAD_BYTES`` is a request: a client's
     response gets no answer that refers to its id. The id is taken from there when a key
-    follows it (so its value is whole), else from the last members of the line. Parsing no
-    more than the head keeps the objects it makes few, whatever the line holds.
+    follows it (so its value is whole), else from the last members of the line; in JSON broken
+    within the head, from its leading members. Parsing no more than the head keeps the objects
+    it makes few, whatever the line holds.
     """
-    try:
-        message = from_json(prefix[:HEAD_BYTES], allow_partial=True)
-    except ValueError:
+    head = _head(prefix)
+    if head is None:
         return None
-    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+    message, parsed = head
+    if not parsed:
+        value = message.get("id") if "method" in message else None
+        return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    if not isinstance(message.get("method"), str):
         return None
     keys = list(message)
     if "id" in keys and keys[-1] != "id":
@@ -157,6 +230,57 @@ def request_too_large(
             data={"maxRequestBytes": max_request_bytes},
         ),
     )
+
+
+def not_a_message(problem: ValidationError, prefix: bytes, tail: bytes) -> types.JSONRPCError:
+    """The answer to a line the SDK could not read as a JSON-RPC message (``problem``): Parse
+    error when it is not JSON, else Invalid Request; the request's id if the line shows it.
+
+    ``prefix`` and ``tail`` are the first and last bytes of the line, as for ``request_too_large``.
+    """
+    first = problem.errors()[0]
+    if first["type"] == "json_invalid":
+        code, message = (
+            types.PARSE_ERROR,
+            f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}",
+        )
+    elif prefix.lstrip().startswith(b"["):
+        code, message = (
+            types.INVALID_REQUEST,
+            "Invalid Request: batches are not supported; send one message a line",
+        )
+    else:
+        code, message = (
+            types.INVALID_REQUEST,
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+        )
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=_request_id(prefix, tail),
+        error=types.ErrorData(code=code, message=message),
+    )
+
+
+_ODD_ID = types.JSONRPCError(
+    jsonrpc="2.0",
+    id=None,
+    error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Invalid Request: an id must be a string or an integer (a notification has none)",
+    ),
+)
+
+
+def _odd_id(message: types.JSONRPCMessage, prefix: bytes) -> bool:
+    """Whether ``message`` is a notification whose line has an ``id`` all the same: one the SDK
+    read as a notification because its id (null, a fraction, a boolean) is none it knows."""
+    if not isinstance(message, types.JSONRPCNotification):
+        return False
+    try:
+        head = from_json(prefix, allow_partial=True)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and "id" in head
 
 
 class _Open:
@@ -210,7 +334,22 @@ class _Closing:
 
 
 class _Requests(_Closing):
-    """The transport's read stream, ending only once every request read from it is settled."""
+    """The transport's read stream, ending only once every request read from it is settled.
+
+    The transport makes one item of each line, in order; ``lines`` holds the first and last
+    bytes of each line read, so that a line it could not read is answered by ``answer``.
+    """
+
+    def __init__(
+        self,
+        stream: Any,
+        open_requests: _Open,
+        lines: deque[tuple[bytes, bytes]],
+        answer: Callable[[SessionMessage], Awaitable[None]],
+    ) -> None:
+        super().__init__(stream, open_requests)
+        self._lines = lines
+        self._answer = answer
 
     @property
     def last_context(self) -> contextvars.Context | None:
@@ -219,11 +358,21 @@ class _Requests(_Closing):
         return context
 
     async def receive(self) -> SessionMessage | Exception:
-        try:
-            item: SessionMessage | Exception = await self._stream.receive()
-        except anyio.EndOfStream:
-            await self._open.wait_none()
-            raise
+        while True:
+            try:
+                item: SessionMessage | Exception = await self._stream.receive()
+            except anyio.EndOfStream:
+                await self._open.wait_none()
+                raise
+            prefix, tail = self._lines.popleft() if self._lines else (b"", b"")
+            if isinstance(item, ValidationError):
+                # Neither a blank line nor a client's response (JSON-RPC answers none) gets one.
+                if prefix.strip() and not _is_response(prefix):
+                    await self._answer(SessionMessage(not_a_message(item, prefix, tail)))
+            elif isinstance(item, SessionMessage) and _odd_id(item.message, prefix):
+                await self._answer(SessionMessage(_ODD_ID))
+            else:
+                break
         if (
             isinstance(item, SessionMessage)
             and isinstance(item.message, types.JSONRPCRequest)
@@ -284,7 +433,12 @@ async def serve_stdio(
         answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
         anyio.from_thread.run(send_answer, answer)
 
-    lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse)
+    read: deque[tuple[bytes, bytes]] = deque()
+
+    def note(line: bytes) -> None:  # in the transport's worker thread
+        read.append((line[:HEAD_BYTES], line[-TAIL_BYTES:]))
+
+    lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse, note)
     # The transport reads its stdin with readline() alone, through anyio's AsyncFile. Given a
     # stdin, it leaves fd 0 as it is (fd 1 it still diverts to stderr): nothing here reads fd 0.
     stdin = anyio.wrap_file(cast("IO[str]", lines))
@@ -296,7 +450,7 @@ async def serve_stdio(
         # each request read was answered, or cancelled by the client.
         requests = _Open()
         await server.run(
-            _Requests(reader, requests),
+            _Requests(reader, requests, read, send_answer),
             _Answers(writer, requests),
             server.create_initialization_options(),
         )

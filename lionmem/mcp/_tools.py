@@ -2,20 +2,26 @@
 
 ``MemoryTools.call(name, arguments)`` validates the arguments against the tool's input schema
 (the generated document the client was shown), builds the ``MemoryItem`` or ``MemoryQuery``,
-awaits the store, and returns the structured result with its JSON text. Every failure becomes an
-error result naming the problem; only an unknown tool name raises (``UnknownToolError``), since that is
-a protocol error, not a tool error. A result never exceeds the server's response cap: see
-``lionmem.mcp._bounds``. Nothing here imports the MCP SDK.
+awaits the store, and returns the structured result with its JSON text. Arguments holding many
+values are checked in a worker thread (two at most at once), so the event loop goes on serving
+other clients. Every failure becomes an error result naming the problem; only an unknown tool
+name raises (``UnknownToolError``), since that is a protocol error, not a tool error. A result
+never exceeds the server's response cap: see ``lionmem.mcp._bounds``. Nothing here imports
+the MCP SDK.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
-from collections.abc import Awaitable, Callable
+import math
+import re
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+import anyio.to_thread
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
@@ -30,6 +36,7 @@ from lionmem.errors import (
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
+    ENVELOPE,
     MAX_NESTING,
     OMITTED_ENTRY,
     RETRIEVE_NESTING,
@@ -48,6 +55,12 @@ __all__ = ["MemoryTools", "ToolResult"]
 
 _log = logging.getLogger("lionmem.mcp")
 _MAX_REPORTED = 5
+_PROBLEM_CHARS = 300
+"""The most of one problem an error shows: a problem quotes the value at fault, of any size."""
+_INLINE_VALUES = 500
+_CHECK_SLOTS = 2
+"""How many such checks run at once; the others wait their turn without taking a thread."""
+"""Arguments holding more JSON values than this are checked against the schema off the loop."""
 
 Structured = dict[str, Any]
 
@@ -79,13 +92,52 @@ def _dump(item: MemoryItem) -> dict[str, Any]:
 
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
     # The most specific problems first: a field of the wrong type also shows up, less clearly,
-    # as an "unevaluated" property of the whole item.
-    errors = sorted(validator.iter_errors(arguments), key=_specific_first)
-    if not errors:
+    # as an "unevaluated" property of the whole item. The problems stream by, counted: only the
+    # first few are kept (as sorted()[:n] would pick them), whatever the number of problems.
+    count = 0
+
+    def counted() -> Iterator[JsonSchemaError]:
+        nonlocal count
+        for error in validator.iter_errors(arguments):
+            count += 1
+            yield error
+
+    first = heapq.nsmallest(_MAX_REPORTED, counted(), key=_specific_first)
+    if not first:
         return None
-    shown = [f"{_where(e.json_path)}: {e.message}" for e in errors]
-    more = len(shown) - _MAX_REPORTED
-    return "; ".join(shown[:_MAX_REPORTED]) + (f"; and {more} more" if more > 0 else "")
+    shown = "; ".join(_cut(f"{_where(e.json_path)}: {e.message}", _PROBLEM_CHARS) for e in first)
+    more = count - _MAX_REPORTED
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _holds_many(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values (dict entries and list items, nested);
+    counting stops past ``limit``, so its cost is bounded whatever the size of ``value``."""
+    count = 0
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict | list):
+            count += len(current)
+            if count > limit:
+                return True
+            pending.extend(current.values() if isinstance(current, dict) else current)
+    return False
+
+
+async def _check(
+    validator: Draft202012Validator, arguments: dict[str, Any], slots: anyio.CapacityLimiter
+) -> str | None:
+    """``_schema_problems`` of ``arguments``, in a worker thread when they hold many values.
+
+    jsonschema takes microseconds a value (far more a problem), which for a request at the
+    size cap is seconds of the event loop. The threads are those of ``slots``, not anyio's
+    default pool, which the SDK's stdio transport reads and writes with; a thread cannot be
+    stopped, so a cancelled call waits for its check to end and its slot is free only then.
+    """
+    if not _holds_many(arguments, _INLINE_VALUES):
+        return _schema_problems(validator, arguments)
+    return await anyio.to_thread.run_sync(_schema_problems, validator, arguments, limiter=slots)
 
 
 def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
@@ -98,10 +150,48 @@ def _where(json_path: str) -> str:
     return "arguments" if json_path == "$" else json_path.removeprefix("$.")
 
 
+_PLAIN_KEY = re.compile("^[a-zA-Z][a-zA-Z0-9_]*$")
+
+
+def _key(key: str) -> str:
+    """A key as the path of a schema problem writes it."""
+    if _PLAIN_KEY.match(key):
+        return f".{key}"
+    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
+    return f"['{escaped}']"
+
+
+def _non_finite(item: dict[str, Any]) -> str | None:
+    """The problem of the first NaN or infinity in ``item`` (JSON values), if any.
+
+    JSON has neither, but the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``.
+    """
+    pending: list[tuple[str, Any]] = [(_key(key), item[key]) for key in reversed(item)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{path.removeprefix('.')}: {value} is not a JSON number (JSON has no NaN or Infinity)"
+        if isinstance(value, dict):
+            pending.extend((path + _key(key), value[key]) for key in reversed(value))
+        elif isinstance(value, list):
+            pending.extend(
+                (f"{path}[{index}]", value[index]) for index in reversed(range(len(value)))
+            )
+    return None
+
+
 def _pydantic_problems(error: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
+        _cut(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}", _PROBLEM_CHARS)
+        for e in error.errors()
     )
+
+
+def _cut(text: str, most: int) -> str:
+    """``text``, or its first ``most`` characters and how long it was."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most]}… ({len(text)} characters in all)"
 
 
 class MemoryTools:
@@ -121,6 +211,7 @@ class MemoryTools:
     ) -> None:
         check_limits(max_limit, max_bytes)
         self._store = store
+        self._check_slots = anyio.CapacityLimiter(_CHECK_SLOTS)
         self.max_limit = max_limit
         self.max_bytes = max_bytes
         self.documents: tuple[ToolDocument, ...] = tuple(
@@ -147,29 +238,36 @@ class MemoryTools:
         validator = self._validators.get(name)
         if validator is None:
             listed = ", ".join(document.name for document in self.documents)
-            msg = f"unknown tool {name!r}; this server has {listed}"
+            msg = f"unknown tool {_cut(repr(name), _PROBLEM_CHARS)}; this server has {listed}"
             raise UnknownToolError(msg)
         try:
             arguments = {} if arguments is None else arguments
-            problems = _schema_problems(validator, arguments)
+            problems = await _check(validator, arguments, self._check_slots)
             if problems is not None:
                 raise _Refused(f"invalid arguments for {name}: {problems}")
             structured = await self._handlers[name](arguments)
         except _Refused as exc:
-            return _error(str(exc))
+            return self._error(str(exc))
         except ValidationError as exc:
-            return _error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
+            return self._error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
         except UnsupportedMemoryQuery as exc:
-            return _error(f"the store cannot answer this query: {exc}")
+            return self._error(f"the store cannot answer this query: {exc}")
         except MemoryAdapterUnavailable as exc:
-            return _error(f"the store is unavailable, nothing was done: {exc}")
+            return self._error(f"the store is unavailable, nothing was done: {exc}")
         except MemoryAdapterError as exc:
-            return _error(f"the store failed: {exc}")
+            return self._error(f"the store failed: {exc}")
         except Exception as exc:
             # The server must outlive any failure of a store or a value; the client learns what.
             _log.exception("%s failed", name)
-            return _error(f"{name} failed: {type(exc).__name__}: {exc}")
+            return self._error(f"{name} failed: {type(exc).__name__}: {exc}")
         return ToolResult(structured, to_json(structured).decode(), is_error=False)
+
+    def _error(self, message: str) -> ToolResult:
+        """An error result of ``message``, cut to fit the response cap if it must be."""
+        if ENVELOPE + len(to_json(message)) > self.max_bytes:
+            # JSON writes a character in at most 6 bytes (\u001f); 64 bytes for the rest.
+            message = _cut(message, max(self.max_bytes - ENVELOPE - 64, 0) // 6)
+        return ToolResult(None, message, is_error=True)
 
     def _fits(self, structured: Structured, what: str) -> Structured:
         size = result_size(structured)
@@ -187,6 +285,10 @@ class MemoryTools:
         # is written: a client's JSON parser would refuse every search result holding it.
         dumped = _dump(item)
         self._fits({"item": dumped}, "the item")
+        # The dump has null for NaN: the check reads what was sent, now known to be small.
+        problem = _non_finite(arguments)  # each store would refuse it, or store null instead
+        if problem is not None:
+            raise _Refused(f"invalid arguments for memory_store: {problem}")
         depth = nesting(dumped)
         if depth + SEARCH_NESTING > MAX_NESTING:
             raise _Refused(_too_deep("the item", depth, "a search result", SEARCH_NESTING))
@@ -205,6 +307,11 @@ class MemoryTools:
         return self._fits({"item": dumped}, f"item {item_id}")
 
     async def _search(self, arguments: dict[str, Any]) -> Structured:
+        limit = arguments.get("limit")
+        if isinstance(limit, float):
+            # The schema's integer is any number without a fraction (5.0, 1e30); the limit is
+            # the integer it equals, however large, as 10**30 is, not a float the model refuses.
+            arguments = {**arguments, "limit": int(limit)}
         query = MemoryQuery.model_validate(arguments)
         if query.limit < 0:
             msg = f"limit must be 0 or more, got {query.limit} (this server does not count from the end)"
@@ -240,7 +347,3 @@ class MemoryTools:
     async def _count(self, arguments: dict[str, Any]) -> Structured:
         count: Callable[[], Awaitable[int]] = getattr(self._store, "count")  # noqa: B009 -- listed only for stores that have it
         return {"count": int(await count())}
-
-
-def _error(message: str) -> ToolResult:
-    return ToolResult(None, message, is_error=True)

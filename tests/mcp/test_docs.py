@@ -69,3 +69,12 @@ def test_the_nesting_limit_on_the_page_is_the_code_s() -> None:
 
 def test_the_stop_grace_on_the_page_is_the_code_s() -> None:
     assert f"still running {STOP_GRACE} seconds after SIGINT or SIGTERM" in PAGE
+
+
+def test_the_thread_and_error_bounds_on_the_page_are_the_code_s() -> None:
+    """The arguments checked off the loop, how many at once, and the length of a problem shown."""
+    from lionmem.mcp._tools import _CHECK_SLOTS, _INLINE_VALUES, _PROBLEM_CHARS
+
+    assert f"Arguments holding more than {_INLINE_VALUES} values are\nchecked" in PAGE
+    assert f"most {_CHECK_SLOTS} such checks run at once" in PAGE
+    assert f"each problem shows its first {_PROBLEM_CHARS} characters" in PAGE

@@ -280,3 +280,82 @@ def test_max_request_bytes_sets_the_http_body_limit(tmp_path: Path) -> None:
         over = httpx2.post(url, content=_initialize_of(2049), headers=headers, timeout=30)
         assert over.status_code == 413
         assert over.text == "Request body too large"
+
+
+def _preflight(url: str, origin: str) -> httpx2.Response:
+    headers = {
+        "Origin": origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type,mcp-session-id",
+    }
+    return httpx2.options(url, headers=headers, timeout=30)
+
+
+def test_a_browser_page_of_an_allowed_origin_passes_the_cors_preflight(tmp_path: Path) -> None:
+    """The preflight a browser sends before a JSON POST is answered for an origin given with
+    --allow-origin, without the token (a preflight carries none); a loopback origin not given
+    gets no answer to it (the token is asked for), a foreign origin's is refused."""
+    allow = ("--allow-origin", "https://app.example:8443", "--token", TOKEN)
+    with http_server(tmp_path / "memory.db", *allow) as (url, _):
+        origin = "https://app.example:8443"
+        response = _preflight(url, origin)
+        assert response.status_code == 204
+        assert {key: value for key, value in response.headers.items() if key != "date"} == {
+            "server": "uvicorn",
+            "access-control-allow-origin": origin,
+            "access-control-allow-methods": "GET, POST, DELETE",
+            "access-control-allow-headers": "authorization,content-type,mcp-session-id",
+            "access-control-max-age": "600",
+            "vary": "Origin, Access-Control-Request-Headers",
+        }
+        loopback = _preflight(url, "http://localhost:5173")
+        assert loopback.status_code == 401
+        assert "access-control-allow-origin" not in loopback.headers
+        assert loopback.headers["vary"] == "Origin"
+        refused = _preflight(url, "https://evil.example")
+        assert (refused.status_code, refused.text) == (
+            403,
+            "Origin not allowed: https://evil.example",
+        )
+        assert "access-control-allow-origin" not in refused.headers
+        assert refused.headers["vary"] == "Origin"
+        no_origin = httpx2.options(url, headers={"Access-Control-Request-Method": "POST"})
+        assert no_origin.status_code == 401  # not a browser's preflight: the token is needed
+
+
+def test_responses_to_an_allowed_origin_carry_the_cors_headers(tmp_path: Path) -> None:
+    """A page may read the answer and its session id; a refusal for want of the token too."""
+    allow = ("--allow-origin", "https://app.example:8443", "--token", TOKEN)
+    with http_server(tmp_path / "memory.db", *allow) as (url, _):
+        origin = "https://app.example:8443"
+        answered = _post(url, Origin=origin, Authorization=f"Bearer {TOKEN}")
+        refused = _post(url, Origin=origin)
+        for response, status in ((answered, 200), (refused, 401)):
+            assert response.status_code == status
+            assert response.headers["access-control-allow-origin"] == origin
+            assert response.headers["access-control-expose-headers"] == (
+                "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+            )
+            assert response.headers["vary"] == "Origin"
+        assert answered.headers["mcp-session-id"]
+        plain = _post(url, Authorization=f"Bearer {TOKEN}")
+        assert plain.status_code == 200
+        assert "access-control-allow-origin" not in plain.headers
+        assert plain.headers["vary"] == "Origin"  # a cache must not hand it to the page
+
+
+def test_the_default_server_speaks_no_cors_to_a_loopback_page(tmp_path: Path) -> None:
+    """Without --allow-origin a page of a local server (any port of localhost) passes the
+    Origin check, as a program sending that header does, but its browser gets no preflight
+    answer and no Access-Control-Allow-Origin, so the page can neither send a JSON POST nor
+    read an answer."""
+    with http_server(tmp_path / "memory.db") as (url, _):
+        for origin in ("http://localhost:5173", "http://127.0.0.1:8000", "http://[::1]:3000"):
+            preflight = _preflight(url, origin)
+            assert preflight.status_code != 204, origin
+            assert not any(key.startswith("access-control-") for key in preflight.headers)
+            answered = _post(url, Origin=origin)
+            assert answered.status_code == 200, origin
+            assert answered.headers["mcp-session-id"]
+            assert not any(key.startswith("access-control-") for key in answered.headers)
+            assert "vary" not in answered.headers

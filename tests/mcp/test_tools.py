@@ -152,6 +152,45 @@ async def test_negative_limit_is_refused_even_where_the_store_would_slice() -> N
 
 
 @pytest.mark.parametrize(
+    ("limit", "applied"),
+    [(1e30, 100), (10**30, 100), (2.0**64, 100), (2**64, 100), (1e3, 100), (5.0, 5), (0.0, 0)],
+)
+async def test_a_limit_is_an_integer_however_it_is_written(limit: float, applied: int) -> None:
+    """A limit is a JSON Schema integer: a number without a fraction, written as a float (1e30)
+    or not; above the maximum it is lowered to it, whatever its size."""
+    store = InMemoryStore()
+    for index in range(6):
+        await store.store(MemoryItem(content=index))
+    result = ok(await MemoryTools(store).call("memory_search", {"limit": limit}))
+    assert (result["limit"], len(result["items"])) == (applied, min(applied, 6))
+
+
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (-1e30, "-1000000000000000019884624838656"),
+        (-(10**30), "-1000000000000000000000000000000"),
+        (-3.0, "-3"),
+    ],
+)
+async def test_a_negative_limit_is_refused_however_it_is_written(limit: float, shown: str) -> None:
+    """A negative limit, float or int, is refused with the integer it equals."""
+    tools = MemoryTools(InMemoryStore())
+    assert error(await tools.call("memory_search", {"limit": limit})) == (
+        f"limit must be 0 or more, got {shown} (this server does not count from the end)"
+    )
+
+
+@pytest.mark.parametrize("limit", [1.5, float("inf"), float("nan"), True, "5"])
+async def test_a_limit_that_is_no_integer_is_refused(limit: Any) -> None:
+    """A fraction, an infinity, NaN, a boolean or a string is not an integer."""
+    tools = MemoryTools(InMemoryStore())
+    assert error(await tools.call("memory_search", {"limit": limit})) == (
+        f"invalid arguments for memory_search: limit: {limit!r} is not of type 'integer'"
+    )
+
+
+@pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
         (
@@ -201,6 +240,77 @@ async def test_bad_arguments_are_errors_naming_the_problem(
     tools, store = sqlite_tools
     assert error(await tools.call(name, arguments)) == message
     assert await store.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"content": float("nan")}, "content: nan"),
+        ({"content": [1, {"a b": [float("-inf")]}]}, "content[1]['a b'][0]: -inf"),
+        ({"content": "x", "metadata": {"k": {"x": float("inf")}}}, "metadata.k.x: inf"),
+        ({"content": [float("nan"), float("inf")]}, "content[0]: nan"),
+    ],
+)
+@pytest.mark.parametrize("store_kind", ["sqlite", "memory"])
+async def test_nan_and_infinity_are_refused_before_the_store(
+    arguments: dict[str, Any], problem: str, store_kind: str
+) -> None:
+    """The SDK's parsers read NaN and Infinity; no store keeps them exactly (SQLite refuses them,
+    InMemoryStore would send null back), so memory_store refuses them naming where they are."""
+    store = SQLiteMemoryStore(":memory:") if store_kind == "sqlite" else InMemoryStore()
+    try:
+        assert error(await MemoryTools(store).call("memory_store", arguments)) == (
+            f"invalid arguments for memory_store: {problem} is not a JSON number (JSON has no "
+            "NaN or Infinity)"
+        )
+        assert await store.search(MemoryQuery()) == []
+    finally:
+        if isinstance(store, SQLiteMemoryStore):
+            await store.close()
+
+
+async def test_problems_quoting_huge_values_are_cut() -> None:
+    """jsonschema quotes the value at fault: each problem is shown up to 300 characters, with
+    its length, and every problem is still listed."""
+    tools = MemoryTools(InMemoryStore())
+    text = error(await tools.call("memory_retrieve", {"id": "y" * 10**6, "other": 1}))
+    problems = [
+        f"id: {'y' * 10**6!r} is not a 'uuid'",
+        "arguments: Additional properties are not allowed ('other' was unexpected)",
+    ]
+    assert text == (
+        f"invalid arguments for memory_retrieve: {problems[0][:300]}… ({len(problems[0])} "
+        f"characters in all); {problems[1]}"
+    )
+
+
+async def test_an_unknown_tool_of_a_huge_name_is_named_cut() -> None:
+    """The name of an unknown tool is quoted up to 300 characters."""
+    name = "n" * 10**6
+    with pytest.raises(UnknownToolError) as raised:
+        await MemoryTools(InMemoryStore()).call(name, {})
+    assert str(raised.value) == (
+        f"unknown tool {repr(name)[:300]}… ({len(name) + 2} characters in all); this server "
+        "has memory_store, memory_retrieve, memory_search"
+    )
+
+
+@pytest.mark.parametrize("max_bytes", [ENVELOPE + SEARCH_FRAME, 5000, 300_000, 700_000])
+async def test_any_error_fits_the_response_cap(max_bytes: int) -> None:
+    """A store error of any length (here 100,000 control characters, six bytes each in JSON)
+    is cut to fit the cap, saying how long it was; one that fits is whole."""
+    message = "\x01" * 100_000
+    tools = MemoryTools(
+        _FailingStore(MemoryAdapterError(message)), max_limit=0, max_bytes=max_bytes
+    )
+    text = error(await tools.call("memory_search", {}))
+    whole = f"the store failed: {message}"
+    assert ENVELOPE + len(to_json(text)) <= max_bytes
+    if max_bytes == 700_000:  # room for 600,000 bytes of escapes
+        assert text == whole
+    else:
+        kept = (max_bytes - ENVELOPE - 64) // 6
+        assert text == f"{whole[:kept]}… ({len(whole)} characters in all)"
 
 
 async def test_more_than_five_problems_are_summarised(sqlite_tools: Any) -> None:

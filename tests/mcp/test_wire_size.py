@@ -124,15 +124,45 @@ def test_an_item_larger_than_the_cap_is_refused_on_store(session: RawSession) ->
 
 
 def test_a_malformed_line_does_not_stop_the_server(session: RawSession) -> None:
-    """A line that is not JSON is dropped; the next request is answered as usual."""
+    """A line that is not JSON is answered with Parse error, before the request sent after it.
+
+    Both lines go out at once, so a server that drops the bad line fails the test (its first
+    answer is the tools/list one) instead of leaving it waiting for an answer.
+    """
     assert session.process.stdin is not None
-    session.process.stdin.write(b"{not json\n")
+    assert session.process.stdout is not None
+    request_id = session.next_id
+    tools_list = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {}}
+    session.process.stdin.write(b"{not json\n" + json.dumps(tools_list).encode() + b"\n")
     session.process.stdin.flush()
-    _, response = session.request("tools/list", {})
-    assert [tool["name"] for tool in response["result"]["tools"]] == [
+    # Checked before the second answer is read: without the bad line's, none would come.
+    first = json.loads(session.process.stdout.readline())
+    assert first == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32700,
+            "message": "Parse error: key must be a string at line 1 column 2",
+        },
+    }
+    second = json.loads(session.process.stdout.readline())
+    assert second["id"] == request_id
+    assert [tool["name"] for tool in second["result"]["tools"]] == [
         "memory_store",
         "memory_retrieve",
         "memory_search",
         "memory_delete",
         "memory_count",
     ]
+
+
+def test_an_error_quoting_a_huge_value_fits_the_cap(session: RawSession) -> None:
+    """A problem quotes the value at fault: a limit of a million characters is shown cut, and
+    the error fits the cap."""
+    size, result = call(session, "memory_search", {"limit": "x" * 10**6})
+    problem = f"limit: {'x' * 10**6!r} is not of type 'integer'"
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        f"invalid arguments for memory_search: {problem[:300]}… ({len(problem)} characters in all)"
+    )
+    assert size <= MAX_BYTES

@@ -1,0 +1,137 @@
+"""Lines over stdio that are no JSON-RPC message: each is answered, and the server serves on.
+
+The SDK drops such a line without a word, so a client whose request it was waits for its
+timeout. The server answers Parse error for a line that is not JSON, Invalid Request for one
+that is not a message (a batch, params that are no object, a version other than 2.0, an id
+the SDK reads as none), with the request's id when the line shows it; a blank line is skipped, and so is a line that
+is a client's response (JSON-RPC answers none).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.mcp.support import RawServer
+
+NOT_A_MESSAGE = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+ODD_ID = "Invalid Request: an id must be a string or an integer (a notification has none)"
+BATCH = "Invalid Request: batches are not supported; send one message a line"
+
+
+def _ping(request_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode()
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+LINES: list[tuple[bytes, dict[str, Any]]] = [
+    (b"{garbage", _error(None, -32700, "Parse error: key must be a string at line 1 column 2")),
+    (
+        b'{"jsonrpc":"2.0","id":3,"method":"ping",}',
+        _error(3, -32700, "Parse error: trailing comma at line 1 column 41"),
+    ),
+    (
+        b'{ "id" : "three" , "method":"ping" "jsonrpc":"2.0"}',
+        _error("three", -32700, "Parse error: expected `,` or `}` at line 1 column 36"),
+    ),
+    (  # the id of the params, not the message's
+        b'{"params":{"id":31},"method":"ping",}',
+        _error(None, -32700, "Parse error: trailing comma at line 1 column 37"),
+    ),
+    (  # no method among the leading keys: maybe a response, whose id gets no answer
+        b'{"jsonrpc":"2.0","id":32,"params":{},}',
+        _error(None, -32700, "Parse error: trailing comma at line 1 column 38"),
+    ),
+    (b'[{"jsonrpc":"2.0","id":4,"method":"ping"}]', _error(None, -32600, BATCH)),
+    (b"[]", _error(None, -32600, BATCH)),
+    (
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[]}',
+        _error(5, -32600, NOT_A_MESSAGE),
+    ),
+    (b'{"jsonrpc":"1.0","id":"six","method":"ping"}', _error("six", -32600, NOT_A_MESSAGE)),
+    (b'"just a string"', _error(None, -32600, NOT_A_MESSAGE)),
+    (b'{"jsonrpc":"2.0","id":7.5,"method":"ping"}', _error(None, -32600, ODD_ID)),
+    (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', _error(None, -32600, ODD_ID)),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', _error(None, -32600, ODD_ID)),
+    (
+        b'{"jsonrpc":"2.0","id":8,"method":"no/such/method"}',
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "error": {"code": -32601, "message": "Method not found", "data": "no/such/method"},
+        },
+    ),
+]
+RESPONSES = [
+    b'{"jsonrpc":"2.0","id":11,"result":"not an object"}',
+    b'{"jsonrpc":"2.0","id":12,"result":{},}',
+    b'{"jsonrpc":"2.0","id":13,"error":{"code":-1}}',
+    b'{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":14,}',
+    b'{"id":15,"jsonrpc":"1.0","result":{}}',
+]
+"""Lines that are a client's response, but no valid one: JSON-RPC answers no response."""
+
+
+def test_every_line_that_is_no_message_is_answered(tmp_path: Path) -> None:
+    """Each bad line gets its answer, before that of the ping sent after it; a bad response
+    and a blank line none; then a call is served."""
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        for number, (line, answer) in enumerate(LINES, start=100):
+            server.send(line)
+            server.send(_ping(number))
+            assert server.receive() == answer, line
+            assert server.receive() == {"jsonrpc": "2.0", "id": number, "result": {}}
+        for number, line in enumerate(RESPONSES, start=200):
+            server.send(line)
+            server.send(_ping(number))
+            assert server.receive() == {"jsonrpc": "2.0", "id": number, "result": {}}, line
+        server.send(b"   ")
+        server.send(b"")
+        server.send(_ping(9))
+        assert server.receive() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+        result = server.call(10, "memory_count", {})
+        assert result["structuredContent"] == {"count": 0}
+        status, rest, errors = server.finish()
+        assert (status, rest) == (0, b"")
+        assert errors.decode().splitlines()[1:] == []
+    finally:
+        server.kill()
+
+
+def test_the_id_of_a_long_bad_line_is_read_from_its_end(tmp_path: Path) -> None:
+    """A request whose id closes the line after long params (as the TypeScript SDK writes it)
+    and whose params are no object is answered with that id."""
+    params = json.dumps(["x" * 10_000])
+    line = f'{{"jsonrpc":"2.0","method":"tools/call","params":{params},"id":"late"}}'.encode()
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        server.send(line)
+        server.send(_ping(1))
+        assert server.receive() == _error("late", -32600, NOT_A_MESSAGE)
+    finally:
+        server.kill()
+
+
+def test_nan_and_infinity_from_the_wire_are_refused(tmp_path: Path) -> None:
+    """The SDK reads the literals NaN and Infinity, which are no JSON: memory_store refuses
+    them as invalid arguments, and nothing is stored."""
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        server.send(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store",'
+            b'"arguments":{"content":"x","metadata":{"score":-Infinity}}}}'
+        )
+        answer = server.receive()
+        assert answer["result"]["isError"] is True
+        assert answer["result"]["content"][0]["text"] == (
+            "invalid arguments for memory_store: metadata.score: -inf is not a JSON number "
+            "(JSON has no NaN or Infinity)"
+        )
+        assert server.call(3, "memory_count", {})["structuredContent"] == {"count": 0}
+    finally:
+        server.kill()
