@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lionmem.cli import _transfer, main
+from lionmem.cli._errors import CommandError
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
@@ -238,7 +239,7 @@ def test_a_chown_that_fails_otherwise_is_an_error_and_the_file_is_kept(
         raise OSError(failure, os.strerror(failure))
 
     monkeypatch.setattr(os, "fchown", failing_fchown)
-    with pytest.raises(_transfer.CommandError) as raised:
+    with pytest.raises(CommandError) as raised:
         _transfer._open_output(str(earlier))
     assert str(raised.value) == f"--out {earlier}: cannot write it ({os.strerror(failure)})"
     assert earlier.read_text("utf-8") == "an earlier export\n"
