@@ -64,10 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_streams(args)
         return handler(args)
     except (CommandError, StoreSelectionError, MemoryAdapterError) as error:
-        # A file name or a stored value in the message: shown, never acted on by the terminal;
-        # escaped as it is, so a line break in a name stays \x0a, not a space like a real one.
-        text = visible(str(error).strip()) or type(error).__name__
-        print(f"lionmem {args.command}: {text}", file=sys.stderr)
+        text = " ".join(str(error).split()) or type(error).__name__
+        # A file name or a stored value in the message: shown, never acted on by the terminal.
+        print(f"lionmem {args.command}: {visible(text)}", file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:
         print(f"lionmem {args.command}: interrupted", file=sys.stderr)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from lionmem.cli._output import visible
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -181,9 +180,7 @@ async def open_store(target: str, *, namespace: str | None = None, create: bool 
 
 
 def _one_line(exc: BaseException, target: str) -> str:
-    # The path escaped before the driver's message is put on one line: a line break in it
-    # stays \x0a, told apart from the message's own white space.
-    shown = visible(describe_target(target))
+    shown = describe_target(target)
     text = str(exc).replace(target, shown)
     if is_postgres(target):
         # The driver may quote the password, or a piece of one it split at a '/' or '@'; a

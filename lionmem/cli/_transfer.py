@@ -232,27 +232,45 @@ class _Output:
     so a failed export leaves it as it was (a process killed by a signal leaves the temporary
     file too); a symbolic link is kept and the file it points to replaced that way; a named
     pipe or a device is written through and never removed. A file that cannot be replaced (its
-    directory refuses new files, a new file could not have its owner) is written in place,
-    through every name it has; one with several hard links that could be replaced is refused.
+    directory refuses new files, a new file could not have its owner) is written in place
+    (``in_place``), through every name it has: opened without emptying it, written from the
+    start and cut to the written length at the end; one with several hard links that could be
+    replaced is refused.
     """
 
     stream: IO[bytes]
     owned: bool = False
     partial: Path | None = None
     replaces: str = ""
+    in_place: bool = False
 
-    def discard(self) -> None:
-        """Close the file after a failure and remove what was written of a temporary one."""
+    def discard(self) -> bool:
+        """Close the file after a failure and remove what was written of a temporary one;
+        return whether a file written in place was changed, so is now incomplete (it is cut
+        to what was written of the export)."""
+        changed = False
+        if self.in_place:
+            with contextlib.suppress(OSError):
+                self.stream.flush()
+            with contextlib.suppress(OSError):
+                written = os.lseek(self.stream.fileno(), 0, os.SEEK_CUR)
+                changed = written > 0
+                if changed:  # no lines of the earlier file after the new ones
+                    os.ftruncate(self.stream.fileno(), written)
         with contextlib.suppress(OSError):  # closing flushes, which may fail again
             self.stream.close()
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
+        return changed
 
     def finish(self) -> None:
         """Close the complete file and put it in the place of the one it replaces."""
         if self.partial is not None:  # on the disk before it replaces the old file
             self.stream.flush()
             os.fsync(self.stream.fileno())
+        if self.in_place:  # the earlier file may have been longer
+            self.stream.flush()
+            os.ftruncate(self.stream.fileno(), self.stream.tell())
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -327,7 +345,9 @@ def _open_output(name: str | None) -> _Output:
             return _Output(path.open("wb"), owned=True)  # a pipe, a device
         created = _replacement(real, found, _mode_for(real, found))
         if created is None:  # a file that cannot be replaced: written in place, every name
-            return _Output(path.open("wb"), owned=True)
+            # Not emptied on opening: a failure before the first write leaves it as it was.
+            stream = os.fdopen(os.open(path, os.O_WRONLY), "wb")
+            return _Output(stream, owned=True, in_place=True)
         descriptor, partial = created
         if found is not None and found.st_nlink > 1:
             os.close(descriptor)
@@ -384,15 +404,25 @@ def _same_owner(descriptor: int, found: os.stat_result) -> bool:
     """Give the new file ``descriptor`` the owner and group of the file it replaces; return
     whether it has them (changing the owner needs root, the group membership of it; in a user
     namespace or on a filesystem mapping owners, an owner outside the mapping is refused with
-    another error, EINVAL, ENOTSUP, ENOSYS: that file too is written in place)."""
+    EINVAL, ENOTSUP or ENOSYS: that file too is written in place). Another error (EIO, EDQUOT)
+    is raised."""
     made = os.fstat(descriptor)
     if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
         return True
     try:
         os.fchown(descriptor, found.st_uid, found.st_gid)
-    except OSError:
-        return False
+    except OSError as error:
+        if error.errno in _OWNER_REFUSED:
+            return False
+        raise
     return True
+
+
+# What chown answers for an owner a new file cannot have: no privilege, or an id outside the
+# mapping of a user namespace or a filesystem (NFS, FUSE).
+_OWNER_REFUSED = frozenset(
+    {errno.EPERM, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS}
+)
 
 
 def _temporary_beside(real: str, found: os.stat_result | None) -> tuple[int, str] | None:
@@ -466,10 +496,18 @@ def _export(args: argparse.Namespace) -> int:
             raise CommandError(msg) from None
         except BaseException as error:
             if output.owned:
-                output.discard()
+                incomplete = output.discard()
+                cut = (
+                    f"--out {args.out} was written in place and is now incomplete: it holds "
+                    "only what was written of the export before the failure"
+                )
                 if isinstance(error, OSError):
                     msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
-                    raise CommandError(msg) from None
+                    raise CommandError(f"{msg}; {cut}" if incomplete else msg) from None
+                if incomplete and isinstance(error, KeyboardInterrupt):
+                    print(f"lionmem export: {visible(cut)}", file=sys.stderr)
+                elif incomplete and isinstance(error, Exception):
+                    raise CommandError(f"{error}; {cut}") from None
             raise
         if output.owned:
             print(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")

@@ -138,9 +138,11 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
 def _looks_like_lines(data: bytes) -> bool:
     """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
     value (by its brackets, outside strings) and other lines follow, or its first line is cut
-    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and one of the next few
-    lines is a JSON object on its own. A document written over several lines, too deep to
-    parse or broken, begins with a line that does not, and has no such line after it."""
+    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and each of the next
+    few lines is a JSON object on its own, from the start of its line. A document written over
+    several lines, too deep to parse or broken, begins with a line that does not, and has a
+    line after it that is indented, or a part of a value (a key, a bracket, an item and its
+    comma)."""
     found = _NOT_BLANK.search(data)
     start = 0 if found is None else found.start()
     end = data.find(b"\n", start)
@@ -150,7 +152,7 @@ def _looks_like_lines(data: bytes) -> bool:
     opened = first.count(b"[") + first.count(b"{")
     if b'"' not in first and opened == first.count(b"]") + first.count(b"}"):
         return True
-    return any(_is_object(line) for line in _next_lines(data, end, _LINES_LOOKED_AT))
+    return all(_is_object(line) for line in _next_lines(data, end, _LINES_LOOKED_AT))
 
 
 _LINES_LOOKED_AT = 3  # the lines after a broken first one that may show the file is JSON Lines
@@ -168,9 +170,9 @@ def _next_lines(data: bytes, end: int, count: int) -> Iterator[bytes]:
 
 
 def _is_object(line: bytes) -> bool:
-    """Whether ``line`` is one JSON object on its own (a line of a pretty-printed document is
-    a part of one: a key and its value, a bracket)."""
-    if not line.lstrip().startswith(b"{"):
+    """Whether ``line`` is one JSON object on its own from its first column (a line of a
+    pretty-printed document is indented, or a part of one: a key and its value, a bracket)."""
+    if not line.startswith(b"{"):
         return False
     try:
         return isinstance(json.loads(line), dict)

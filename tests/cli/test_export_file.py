@@ -8,14 +8,17 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from lionmem.cli import _transfer, main
+from lionmem.cli._errors import CommandError
 from tests.cli.conftest import SAMPLE
 from tests.cli.support import LIONMEM, Result, clean_env, lionmem, one_line_error
 
@@ -218,6 +221,87 @@ def test_a_file_whose_owner_is_outside_the_user_namespace_is_written_in_place(
     )
     assert earlier.read_text("utf-8") == "new\n"
     assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+@pytest.mark.parametrize("failure", [errno.EIO, errno.EDQUOT])
+def test_a_chown_that_fails_otherwise_is_an_error_and_the_file_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: int
+) -> None:
+    """chown failing with an error other than a refused owner (an I/O error, a full quota) is
+    reported: nothing is written, in place or beside the file."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier = tmp_path / "e.jsonl"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    os.chown(earlier, 65534, 65533)
+
+    def failing_fchown(descriptor: int, uid: int, gid: int) -> None:
+        raise OSError(failure, os.strerror(failure))
+
+    monkeypatch.setattr(os, "fchown", failing_fchown)
+    with pytest.raises(CommandError) as raised:
+        _transfer._open_output(str(earlier))
+    assert str(raised.value) == f"--out {earlier}: cannot write it ({os.strerror(failure)})"
+    assert earlier.read_text("utf-8") == "an earlier export\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["e.jsonl"]
+
+
+def _someone_elses_export(folder: Path, size: int) -> tuple[Path, bytes]:
+    earlier = folder / "keep.jsonl"
+    earlier.write_bytes(b"".join(b'{"content": "%07d"}\n' % n for n in range(size // 20)))
+    os.chown(earlier, 65534, 65533)
+    earlier.chmod(0o666)
+    return earlier, earlier.read_bytes()
+
+
+def test_an_export_in_place_that_fails_before_writing_leaves_the_file_as_it_was(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """A file written in place is not emptied on opening: an export that fails at its first
+    row leaves it byte for byte as it was, with its inode."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    with closing(sqlite3.connect(sample_copy)) as conn, conn:
+        conn.execute(
+            "UPDATE items SET created_at = '1e400' WHERE seq = (SELECT min(seq) FROM items)"
+        )
+    earlier, content = _someone_elses_export(tmp_path, 430_000)
+    inode = earlier.stat().st_ino
+    result = _without_privileges("export", "--db", sample_copy, "--out", earlier, cwd=tmp_path)
+    line = one_line_error(result, "lionmem export: the stored row of item ")
+    assert "incomplete" not in line
+    assert (earlier.read_bytes(), earlier.stat().st_ino) == (content, inode)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["copy.db", "keep.jsonl"]
+
+
+def test_an_export_in_place_that_fails_after_writing_says_the_file_is_incomplete(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    """A failure after pages were written in place says so; the file holds those pages, and
+    none of the earlier file's lines after them."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    with closing(sqlite3.connect(sample_copy)) as conn, conn:
+        conn.execute("UPDATE items SET content = '{not json' WHERE seq = 2500")
+    earlier, _ = _someone_elses_export(tmp_path, 430_000)
+    result = _without_privileges("export", "--db", sample_copy, "--out", earlier, cwd=tmp_path)
+    line = one_line_error(result, "lionmem export: the stored row of item ")
+    assert line.endswith(
+        f"; --out {earlier} was written in place and is now incomplete: it holds only what "
+        "was written of the export before the failure"
+    ), line
+    pages = SAMPLE.read_bytes().splitlines(keepends=True)
+    assert earlier.read_bytes() == b"".join(pages[:2000])
+
+
+def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:
+    """A complete export written in place over a longer file ends where the export ends."""
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    earlier, _ = _someone_elses_export(tmp_path, 2 * SAMPLE.stat().st_size)
+    result = _without_privileges("export", "--db", sample_db, "--out", earlier, cwd=tmp_path)
+    assert (result.status, result.stderr) == (0, "")
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
 
 
 def test_a_file_with_several_hard_links_is_refused(tmp_path: Path, sample_db: Path) -> None:

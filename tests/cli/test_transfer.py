@@ -421,6 +421,27 @@ def test_a_damaged_row_stops_the_export_and_removes_the_file(
     assert not (tmp_path / "e.jsonl").exists()
 
 
+def test_a_malformed_row_whose_message_has_several_lines_is_one_line_of_spaces(
+    tmp_path: Path,
+) -> None:
+    """The validation text of a malformed row spans lines; its line breaks are shown as
+    spaces, as any white space of a message, not as escapes."""
+    db, _ = _store_with_two_items(tmp_path)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        (item_id,) = conn.execute("SELECT id FROM items ORDER BY seq LIMIT 1").fetchone()
+        conn.execute(
+            "UPDATE items SET created_at = '1e400' WHERE seq = (SELECT min(seq) FROM items)"
+        )
+    line = one_line_error(lionmem("export", "--db", db, cwd=tmp_path), "lionmem export: ")
+    assert line.startswith(
+        f"lionmem export: the stored row of item {item_id!r} is malformed: 1 validation error "
+        "for MemoryItem created_at Value error, created_at must be a finite number of seconds, "
+        "got inf [type=value_error, input_value=inf, input_type=float] For further information "
+        "visit https://errors.pydantic.dev/"
+    ), line
+    assert "\\x0a" not in line
+
+
 def _damage_row(db: Path, seq: int) -> None:
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE items SET content = '{not json' WHERE seq = ?", (seq,))

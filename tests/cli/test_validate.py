@@ -245,6 +245,25 @@ def test_a_broken_document_over_several_lines_of_another_suffix_is_one_document(
     )
 
 
+def test_a_broken_list_of_objects_over_several_lines_is_one_document(tmp_path: Path) -> None:
+    """A pretty-printed list whose items are objects each on a line, indented or not, that is
+    broken (a comma missing) is one document, its problem on the line where it breaks, not
+    JSON Lines."""
+    (tmp_path / "indented.txt").write_text('[\n  {"content": "a"}\n  {"content": "b"}\n]\n')
+    (tmp_path / "flush.txt").write_text('[\n{"content": "a"}\n{"content": "b"}\n]\n')
+    result = lionmem("validate", "indented.txt", "flush.txt", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "indented.txt:3: not JSON: Expecting ',' delimiter",
+            "indented.txt: 1 document, 1 invalid (memory_item)",
+            "flush.txt:3: not JSON: Expecting ',' delimiter",
+            "flush.txt: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
 def test_json_lines_of_another_suffix_cut_in_their_first_line_are_json_lines(
     tmp_path: Path,
 ) -> None:
