@@ -257,8 +257,9 @@ def _abandoned(worker: Worker, connections: _Connections) -> None:
 class SQLiteMemoryStore:
     """A ``MemoryStore`` (ADR-0093 ``ExternalMemoryStore``) kept in one SQLite file.
 
-    ``path`` is a file path (created if absent; its directory must exist) or ``":memory:"`` for
-    a private in-memory database that lives as long as the store.
+    ``path`` is a file path (created if absent; its directory must exist; a relative one is
+    taken from the working directory at construction) or ``":memory:"`` for a private
+    in-memory database that lives as long as the store.
     """
 
     def __init__(
@@ -281,6 +282,9 @@ class SQLiteMemoryStore:
             )
             raise ValueError(msg)
         self._path = _checked_path(path)
+        # The file every connection opens, fixed now: a relative path read later (each reader
+        # thread connects on its first read) would name another file after os.chdir().
+        self._file = self._path if self._path == ":memory:" else os.path.abspath(self._path)
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
         self._connections = _Connections()
@@ -321,7 +325,7 @@ class SQLiteMemoryStore:
     def _connect(self) -> sqlite3.Connection:
         memory = self._path == ":memory:"
         conn = sqlite3.connect(
-            self._path,
+            self._file,
             timeout=self._busy_timeout,
             isolation_level=None,
             check_same_thread=True,
@@ -356,7 +360,7 @@ class SQLiteMemoryStore:
 
     def _open_reader(self) -> sqlite3.Connection:
         # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
-        reader = _unwaiting(self._path, "PRAGMA query_only = 1")
+        reader = _unwaiting(self._file, "PRAGMA query_only = 1")
         reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
         return reader
 
@@ -364,7 +368,7 @@ class SQLiteMemoryStore:
         # No busy timeout: an insert that meets a lock goes to the worker instead of waiting.
         # No checkpoints either (they sync the disk): the worker runs them (``_checkpoint``).
         return _unwaiting(
-            self._path, "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"
+            self._file, "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"
         )
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:

@@ -13,7 +13,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError
 from lionmem.stores import _sqlite_codec, _sqlite_schema
-from lionmem.stores.sqlite import IncompatibleDatabaseError, SQLiteMemoryStore
+from lionmem.stores.sqlite import IncompatibleDatabaseError, SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import contents, dump, raw
 
 
@@ -279,3 +279,30 @@ async def test_relowering_updates_the_index(
         stale = await contents(store, MemoryQuery(text="stale"))
         fresh = await contents(store, MemoryQuery(text="fresh"))
     assert (stale, fresh) == ([], ["fresh words"])
+
+
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_a_relative_path_is_taken_from_the_working_directory_at_construction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, synchronous: Synchronous
+) -> None:
+    """Every connection (the worker's, a caller's insert, a reader in another thread opened
+    after the working directory changed) opens the file the path named at construction."""
+    made, later = tmp_path / "made", tmp_path / "later"
+    made.mkdir()
+    later.mkdir()
+    monkeypatch.chdir(made)
+    store = SQLiteMemoryStore("m.db", synchronous=synchronous)
+    monkeypatch.chdir(later)
+    item = MemoryItem(content="kept")
+    async with store:
+        await store.store(item)
+        monkeypatch.chdir(tmp_path)  # and again after the first connections were made
+        elsewhere = await asyncio.to_thread(asyncio.run, store.search(MemoryQuery(limit=10)))
+        assert [found.id for found in elsewhere] == [item.id]
+        assert await store.retrieve(item.id) == item
+    assert store.path == "m.db"
+    assert (list(later.iterdir()), sorted(path.name for path in tmp_path.iterdir())) == (
+        [],
+        ["later", "made"],
+    )
+    assert [row[0] for row in raw(made / "m.db", "SELECT id FROM items")] == [str(item.id)]
