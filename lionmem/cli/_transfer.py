@@ -504,10 +504,10 @@ def _export(args: argparse.Namespace) -> int:
                 if isinstance(error, OSError):
                     msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
                     raise CommandError(f"{msg}; {cut}" if incomplete else msg) from None
-                if incomplete and isinstance(error, KeyboardInterrupt):
-                    print(f"lionmem export: {visible(cut)}", file=sys.stderr)
-                elif incomplete and isinstance(error, Exception):
+                if incomplete and isinstance(error, CommandError | MemoryAdapterError):
                     raise CommandError(f"{error}; {cut}") from None
+                if incomplete:  # an interruption (Ctrl-C cancels the task), a fault: said too
+                    print(f"lionmem export: {visible(cut)}", file=sys.stderr)
             raise
         if output.owned:
             print(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")

@@ -138,11 +138,11 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
 def _looks_like_lines(data: bytes) -> bool:
     """Whether text that is not one JSON document is JSON Lines: its first line holds a whole
     value (by its brackets, outside strings) and other lines follow, or its first line is cut
-    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and each of the next
-    few lines is a JSON object on its own, from the start of its line. A document written over
-    several lines, too deep to parse or broken, begins with a line that does not, and has a
-    line after it that is indented, or a part of a value (a key, a bracket, an item and its
-    comma)."""
+    or broken (a sample taken with ``tail -c``, a log rotated mid-line) and one of the next few
+    lines is a JSON object on its own while none of them reads as a part of a document written
+    over several lines. Such a document, too deep to parse or broken, begins with a line that is
+    not a whole value, and has lines after it that are indented, a bracket on its own, or end
+    with a comma."""
     found = _NOT_BLANK.search(data)
     start = 0 if found is None else found.start()
     end = data.find(b"\n", start)
@@ -152,7 +152,8 @@ def _looks_like_lines(data: bytes) -> bool:
     opened = first.count(b"[") + first.count(b"{")
     if b'"' not in first and opened == first.count(b"]") + first.count(b"}"):
         return True
-    return all(_is_object(line) for line in _next_lines(data, end, _LINES_LOOKED_AT))
+    following = list(_next_lines(data, end, _LINES_LOOKED_AT))
+    return any(map(_is_object, following)) and not any(map(_is_a_part, following))
 
 
 _LINES_LOOKED_AT = 3  # the lines after a broken first one that may show the file is JSON Lines
@@ -167,6 +168,13 @@ def _next_lines(data: bytes, end: int, count: int) -> Iterator[bytes]:
         if line.strip():
             count -= 1
             yield line
+
+
+def _is_a_part(line: bytes) -> bool:
+    """Whether ``line`` reads as a line of a pretty-printed document: indented, a bracket on
+    its own, or an item followed by its comma."""
+    text = line.rstrip()
+    return line[:1] in (b" ", b"\t") or text.endswith(b",") or text in (b"[", b"]", b"{", b"}")
 
 
 def _is_object(line: bytes) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import glob
 import json
@@ -14,6 +15,7 @@ import subprocess
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -292,6 +294,40 @@ def test_an_export_in_place_that_fails_after_writing_says_the_file_is_incomplete
     ), line
     pages = SAMPLE.read_bytes().splitlines(keepends=True)
     assert earlier.read_bytes() == b"".join(pages[:2000])
+
+
+def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
+    tmp_path: Path,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C cancels the export's task (asyncio.run turns the signal into a cancellation):
+    after pages were written in place, the file is cut to them and the message says so."""
+    earlier, _ = _someone_elses_export(tmp_path, 2 * SAMPLE.stat().st_size)
+
+    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    real_write_page = _transfer._write_page
+    pages: list[int] = []
+
+    def cancelled_after_two(out: IO[bytes], page: list[bytes], progress: Any) -> int:
+        if len(pages) == 2:
+            raise asyncio.CancelledError
+        pages.append(real_write_page(out, page, progress))
+        return pages[-1]
+
+    monkeypatch.setattr(os, "fchown", refusing_fchown)
+    monkeypatch.setattr(_transfer, "_write_page", cancelled_after_two)
+    with pytest.raises(asyncio.CancelledError):
+        main(["export", "--db", str(sample_db), "--out", str(earlier)])
+    assert capsys.readouterr().err == (
+        f"lionmem export: --out {earlier} was written in place and is now incomplete: it holds "
+        "only what was written of the export before the failure\n"
+    )
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    assert earlier.read_bytes() == b"".join(lines[:2000])
 
 
 def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:

@@ -277,7 +277,10 @@ def test_json_lines_of_another_suffix_cut_in_their_first_line_are_json_lines(
         'ags": ["a", {"b": 1}]}\n\n{"content": "c"}\n{"content": "d", "tags": [2]}\n',
         encoding="utf-8",
     )
-    result = lionmem("validate", "cut.log", "rotated.log", cwd=tmp_path)
+    (tmp_path / "twice.log").write_text(
+        'ntent": "a"}\n{"content": "b"\n{"content": "c"}\n', encoding="utf-8"
+    )
+    result = lionmem("validate", "cut.log", "rotated.log", "twice.log", cwd=tmp_path)
     assert (result.status, result.stderr, result.stdout.splitlines()) == (
         1,
         "",
@@ -289,6 +292,9 @@ def test_json_lines_of_another_suffix_cut_in_their_first_line_are_json_lines(
             "rotated.log:1: not JSON: Expecting value",
             "rotated.log:4: $.tags[0]: 2 is not of type 'string'",
             "rotated.log: 3 documents, 2 invalid (memory_item)",
+            "twice.log:1: not JSON: Expecting value",
+            "twice.log:2: not JSON: Expecting ',' delimiter",
+            "twice.log: 3 documents, 2 invalid (memory_item)",
         ],
     )
 
