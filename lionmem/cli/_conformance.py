@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lionmem.cli._errors import CommandError
+from lionmem.cli._output import say
 from lionmem.conformance._options import case_timeout, examples_count
 
 __all__ = ["load_harness", "register"]
@@ -133,10 +134,10 @@ async def _main(args: argparse.Namespace) -> int:
     except SystemExit as stop:  # not a pass: the suite did not finish
         msg = f"the harness raised SystemExit({stop.code!r}) while the suite ran; no report"
         raise CommandError(msg) from None
-    print(report.format_table())
+    say(report.format_table())
     if args.json is not None:
         args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        print(f"report written to {args.json}")
+        say(f"report written to {args.json}")
     return 0 if report.ok else 1
 
 

@@ -17,7 +17,7 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
-from lionmem.cli._output import print_item, print_items
+from lionmem.cli._output import print_item, print_items, say
 from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -88,7 +88,7 @@ def _add(args: argparse.Namespace) -> int:
 
     async def work(store: Any) -> int:
         await store.store(item)
-        print(item.id)
+        say(item.id)
         return OK
 
     return run_on_store(args, work, create=True)
@@ -131,7 +131,7 @@ def _search(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     async def work(store: Any) -> int:
-        print(await store_method(store, "count")())
+        say(await store_method(store, "count")())
         return OK
 
     return run_on_store(args, work)
@@ -144,7 +144,7 @@ def _delete(args: argparse.Namespace) -> int:
         if not await store_method(store, "delete")(item_id):
             print(f"lionmem delete: no item with id {item_id}", file=sys.stderr)
             return PROBLEM
-        print(f"deleted {item_id}")
+        say(f"deleted {item_id}")
         return OK
 
     return run_on_store(args, work)

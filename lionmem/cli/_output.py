@@ -4,6 +4,10 @@ JSON Lines are each item's ``model_dump_json()`` in UTF-8, the form ``import`` r
 and progress bars use rich (the ``cli`` extra), imported only when a terminal needs them.
 A progress bar goes to stderr, only when stderr is a terminal (a command whose data goes to
 the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` items.
+
+Every byte a command writes to stdout goes through ``write_all``, which waits while a
+non-blocking output (a pipe or terminal another process made so) is full: text lines through
+``say``, tables through ``STDOUT``, the text stream rich is given; never ``print``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Self
+from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from lionmem.cli._errors import missing, require_extra
 from lionmem_models.memory_item import MemoryItem
@@ -26,11 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROGRESS_AFTER",
+    "STDOUT",
     "ProgressBar",
     "flush_all",
     "is_terminal",
     "print_item",
     "print_items",
+    "say",
     "visible",
     "visible_json",
     "write_all",
@@ -135,7 +141,7 @@ def _console() -> Any:
     require_extra("rich")
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(file=STDOUT, highlight=False, soft_wrap=False)
 
 
 def write_all(stream: IO[bytes], data: bytes) -> None:
@@ -171,6 +177,44 @@ def flush_all(stream: IO[bytes]) -> None:
 
 def _wait_until_writable(stream: IO[bytes]) -> None:
     select.select([], [stream.fileno()], [])
+
+
+class _Stdout:
+    """Standard output (whatever ``sys.stdout`` is when written) as a text stream that writes
+    every byte of each write at once, in stdout's encoding, through ``write_all``: a full
+    non-blocking output is waited for, where ``sys.stdout`` itself would raise
+    ``BlockingIOError`` or lose what its buffer held."""
+
+    @property
+    def encoding(self) -> str:
+        return sys.stdout.encoding
+
+    def isatty(self) -> bool:
+        return is_terminal(sys.stdout)
+
+    def fileno(self) -> int:
+        return sys.stdout.fileno()
+
+    def write(self, text: str) -> int:
+        stream = sys.stdout
+        data = text.encode(stream.encoding, stream.errors or "strict")
+        stream.flush()  # anything written to sys.stdout itself goes first
+        write_all(stream.buffer, data)
+        flush_all(stream.buffer)
+        return len(text)
+
+    def flush(self) -> None:
+        flush_all(sys.stdout.buffer)
+
+
+# A cast, not a typing.IO subclass (whose every method is abstract): rich writes, flushes and
+# asks isatty and encoding, which is all _Stdout has.
+STDOUT = cast("IO[str]", _Stdout())
+
+
+def say(text: object) -> None:
+    """Write ``text`` and a line break to stdout, every byte (see ``STDOUT``)."""
+    STDOUT.write(f"{text}\n")
 
 
 def write_json_lines(items: Iterable[MemoryItem]) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import CommandError
-from lionmem.cli._output import flush_all, write_all
+from lionmem.cli._output import flush_all, say, write_all
 
 __all__ = ["register", "resolve_schema_name"]
 
@@ -68,10 +68,10 @@ def _run(args: argparse.Namespace) -> int:
             target = args.out / f"{name}.json"
             with target.open("wb") as written:
                 write_all(written, schema_path(name).read_bytes())
-            print(target)
+            say(target)
         return 0
     if args.name is None:
-        print("\n".join(names))
+        say("\n".join(names))
         return 0
     # The file's own bytes, whatever the terminal's encoding.
     sys.stdout.flush()

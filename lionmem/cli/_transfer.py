@@ -31,7 +31,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
-from lionmem.cli._output import ProgressBar, flush_all, is_terminal, visible, write_all
+from lionmem.cli._output import ProgressBar, flush_all, is_terminal, say, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -202,7 +202,7 @@ def _import(args: argparse.Namespace) -> int:
         source = "standard input" if args.file == "-" else visible(args.file)
         skipped = len(reader.problems)
         note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
-        print(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
+        say(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
         return PROBLEM if skipped else OK
 
     return run_on_store(args, work, create=True)
@@ -510,7 +510,7 @@ def _export(args: argparse.Namespace) -> int:
                     print(f"lionmem export: {visible(cut)}", file=sys.stderr)
             raise
         if output.owned:
-            print(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")
+            say(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")
         return OK
 
     return run_on_store(args, work)

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
-from lionmem.cli._output import visible, visible_json
+from lionmem.cli._output import say, visible, visible_json
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -248,10 +248,10 @@ def _run(args: argparse.Namespace) -> int:
         report = Report()
         with stream:
             for problem in problems(Path(name), stream, schema, report):
-                print(problem)
+                say(problem)
         invalid += report.invalid
         documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
-        print(f"{visible(name)}: {documents}, {report.invalid} invalid ({schema})")
+        say(f"{visible(name)}: {documents}, {report.invalid} invalid ({schema})")
     return PROBLEM if invalid else OK
 
 

@@ -7,6 +7,7 @@ pty until the child closes it; ANSI escape sequences are removed and line ends b
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -26,12 +27,14 @@ __all__ = [
     "LIONMEM",
     "Result",
     "clean_env",
+    "fill",
     "finished",
     "interrupt_once_waiting",
     "lionmem",
     "on_terminal",
     "one_line_error",
     "piped_import",
+    "through_full_pipe",
     "vectors",
 ]
 
@@ -85,18 +88,23 @@ def lionmem(
     )
 
 
-def on_terminal(
+def on_terminal(  # noqa: PLR0913 - independent, keyword-only settings of one run on a pty
     *args: str | Path,
     cwd: Path,
     columns: int = 100,
     stderr_too: bool = True,
     timeout: float = 120,
     raw: bool = False,
+    full: bool = False,
 ) -> Result:
     """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty;
-    ``raw=True`` keeps the escape sequences and line ends the terminal received."""
+    ``raw=True`` keeps the escape sequences and line ends the terminal received. ``full=True``
+    makes the terminal non-blocking and full (``fill``) before the command starts, and reads it
+    only once the command has waited on it (``_read_late``); the filling is left out of the
+    result."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    filled = fill(slave) if full else 0
     process = subprocess.Popen(
         [str(LIONMEM), *map(str, args)],
         stdin=slave,
@@ -107,6 +115,8 @@ def on_terminal(
         close_fds=True,
     )
     os.close(slave)
+    if full:
+        _read_late(process)
     chunks = []
     while True:
         try:
@@ -119,10 +129,63 @@ def on_terminal(
     os.close(master)
     error = process.stderr.read().decode("utf-8") if process.stderr else ""
     status = process.wait(timeout=timeout)
-    text = b"".join(chunks).decode("utf-8")
+    received = b"".join(chunks)
+    assert received[:filled] == b"." * filled
+    text = received[filled:].decode("utf-8")
     if not raw:
         text = _ANSI.sub("", text).replace("\r\n", "\n")
     return Result(status, text, error)
+
+
+def fill(descriptor: int) -> int:
+    """Make the pipe or terminal ``descriptor`` writes non-blocking, as a reader sharing it may,
+    and write dots into it until it is full; return how many were written. A terminal moves
+    what it holds to its reader's side a moment later, making room again: it is full once it
+    still takes nothing a tenth of a second after it first refused."""
+    os.set_blocking(descriptor, False)
+    filled = 0
+    refused = False
+    while True:
+        try:
+            filled += os.write(descriptor, b"." * 4096)
+        except BlockingIOError:
+            if refused:
+                return filled
+            refused = True
+            time.sleep(0.1)
+        else:
+            refused = False
+
+
+def _read_late(process: subprocess.Popen[bytes]) -> None:
+    """Wait until ``process`` has ended or two seconds have passed: a command writing to an
+    output that is full and never read ends only by failing, and any command here is writing
+    two seconds after it started."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=2)
+
+
+def through_full_pipe(*args: str | Path, cwd: Path, timeout: float = 120) -> Result:
+    """Run the console script with stdout a pipe made non-blocking and full (``fill``) before
+    the command starts, read only once the command has waited on it (``_read_late``); stderr
+    piped. The filling is left out of the result."""
+    read_end, write_end = os.pipe()
+    filled = fill(write_end)
+    with open(read_end, "rb") as reader:
+        process = subprocess.Popen(
+            [str(LIONMEM), *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=clean_env(),
+        )
+        os.close(write_end)
+        _read_late(process)
+        received = reader.read()
+        stderr = process.communicate(timeout=timeout)[1]
+    assert received[:filled] == b"." * filled
+    return Result(process.returncode, received[filled:].decode("utf-8"), stderr.decode("utf-8"))
 
 
 def one_line_error(result: Result, prefix: str) -> str:
