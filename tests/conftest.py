@@ -7,6 +7,7 @@ full example count, derandomised, so a CI run is reproducible.
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable, Iterator
 
@@ -25,6 +26,11 @@ if PROFILE not in {"ci", "dev"}:
     msg = f"HYPOTHESIS_PROFILE must be 'ci' or 'dev', got {PROFILE!r}"
     raise pytest.UsageError(msg)
 settings.load_profile(PROFILE)
+
+# A suite started in the background of a shell without job control inherits SIGINT ignored,
+# and so would every command the tests start: the tests of Ctrl-C need it delivered.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
