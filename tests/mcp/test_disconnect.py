@@ -111,18 +111,12 @@ def test_a_declared_length_over_the_cap_is_refused_before_the_body_is_asked_for(
     tmp_path: Path,
 ) -> None:
     """Content-Length: 10 GB with Expect: 100-continue gets 413 at once, never 100 Continue."""
-    with http_server(tmp_path / "memory.db") as (url, _):
-        lines = [
-            "POST /mcp HTTP/1.1",
-            "Host: 127.0.0.1",
-            "Content-Type: application/json",
-            "Accept: application/json, text/event-stream",
-            "Expect: 100-continue",
-            "Content-Length: 10000000000",
-        ]
-        with socket.create_connection(("127.0.0.1", _port(url)), timeout=30) as connection:
-            connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-            assert connection.recv(100).startswith(b"HTTP/1.1 413 ")
+    with (
+        http_server(tmp_path / "memory.db") as (url, _),
+        socket.create_connection(("127.0.0.1", _port(url)), timeout=30) as connection,
+    ):
+        connection.sendall(_head(10_000_000_000, {}))
+        assert connection.recv(100).startswith(b"HTTP/1.1 413 ")
 
 
 async def test_an_error_of_the_app_is_not_hidden() -> None:
@@ -136,19 +130,24 @@ def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
 
 
-def _abandon(port: int, body: bytes, headers: dict[str, str]) -> None:
-    """POST ``body`` and disconnect once the server reads it, half of it sent."""
+def _head(length: int, headers: dict[str, str]) -> bytes:
+    """The head of a POST to /mcp declaring ``length`` bytes of body, asking 100-continue."""
     lines = [
         "POST /mcp HTTP/1.1",
         "Host: 127.0.0.1",
         "Content-Type: application/json",
         "Accept: application/json, text/event-stream",
         "Expect: 100-continue",
-        f"Content-Length: {len(body)}",
+        f"Content-Length: {length}",
         *(f"{name}: {value}" for name, value in headers.items()),
     ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _abandon(port: int, body: bytes, headers: dict[str, str]) -> None:
+    """POST ``body`` and disconnect once the server reads it, half of it sent."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        connection.sendall(_head(len(body), headers))
         assert connection.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n")
         connection.sendall(body[: len(body) // 2])
 
