@@ -214,7 +214,7 @@ def test_a_deep_document_over_several_lines_of_another_suffix_is_one_document(
 ) -> None:
     """A pretty-printed document too deep to parse, in a file that is neither ``.json`` nor
     ``.jsonl``, is one document nested too deeply, not one document a line."""
-    depth = 5000
+    depth = 100_000
     deep = '{\n  "content": "x",\n  "metadata": {"a": ' + "[\n" * depth + "]\n" * depth + "}\n}\n"
     (tmp_path / "deep.txt").write_text(deep, encoding="utf-8")
     result = lionmem("validate", "deep.txt", cwd=tmp_path)
