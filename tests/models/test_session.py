@@ -230,7 +230,9 @@ def test_branch_memory_none_stays_lazy() -> None:
     assert Branch(memory=None)._memory is None
 
 
-@pytest.mark.parametrize("junk", ["junk", 0, object(), [], {"store": 1}], ids=repr)
+@pytest.mark.parametrize(
+    "junk", ["junk", 0, object(), [], {"store": 1}], ids=["str", "int", "object", "list", "dict"]
+)
 def test_branch_rejects_a_non_store(junk: Any) -> None:
     """memory= must satisfy MemoryStore (L10): anything else is a TypeError naming its type."""
     with pytest.raises(

@@ -188,7 +188,7 @@ async def test_mutating_metadata_after_store_changes_filter_matches() -> None:
         ((MemoryItem(),), "tuple"),
         (None, "NoneType"),
         ("hello", "str"),
-        (str(uuid4()), "str"),
+        ("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "str"),
         (5, "int"),
         (MemoryItem().model_dump(), "dict"),
     ],
