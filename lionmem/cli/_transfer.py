@@ -244,24 +244,28 @@ class _Output:
     replaces: str = ""
     in_place: bool = False
 
-    def discard(self) -> bool:
+    def discard(self) -> str:
         """Close the file after a failure and remove what was written of a temporary one;
-        return whether a file written in place was changed, so is now incomplete (it is cut
-        to what was written of the export)."""
-        changed = False
+        return what a file written in place now holds, in words, or "" when it was not changed.
+        It is cut to what was written of the export, unless cutting it fails too."""
+        held = ""
         if self.in_place:
             with contextlib.suppress(OSError):
                 self.stream.flush()
-            with contextlib.suppress(OSError):
+            try:
                 written = os.lseek(self.stream.fileno(), 0, os.SEEK_CUR)
-                changed = written > 0
-                if changed:  # no lines of the earlier file after the new ones
+                if written > 0:  # no lines of the earlier file after the new ones
+                    held = _HELD_UNCUT
                     os.ftruncate(self.stream.fileno(), written)
+                    held = _HELD
+            except OSError as error:
+                if held:
+                    held = f"{held} ({error.strerror or error})"
         with contextlib.suppress(OSError):  # closing flushes, which may fail again
             self.stream.close()
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
-        return changed
+        return held
 
     def finish(self) -> None:
         """Close the complete file and put it in the place of the one it replaces."""
@@ -279,6 +283,14 @@ class _Output:
                 _sync_directory(os.path.dirname(self.replaces))
             except OSError as error:
                 raise _NotSynced(error.strerror or str(error)) from None
+
+
+# What a file written in place holds after a failed export, cut or not.
+_HELD = "it holds only what was written of the export before the failure"
+_HELD_UNCUT = (
+    "it holds what was written of the export before the failure, then the rest of the earlier "
+    "file: it could not be cut"
+)
 
 
 class _NotSynced(Exception):
@@ -404,7 +416,7 @@ def _same_owner(descriptor: int, found: os.stat_result) -> bool:
     """Give the new file ``descriptor`` the owner and group of the file it replaces; return
     whether it has them (changing the owner needs root, the group membership of it; in a user
     namespace or on a filesystem mapping owners, an owner outside the mapping is refused with
-    EINVAL, ENOTSUP or ENOSYS: that file too is written in place). Another error (EIO, EDQUOT)
+    EINVAL, ENOTSUP, EOPNOTSUPP or ENOSYS: that file too is written in place). Another error (EIO, EDQUOT)
     is raised."""
     made = os.fstat(descriptor)
     if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
@@ -497,10 +509,7 @@ def _export(args: argparse.Namespace) -> int:
         except BaseException as error:
             if output.owned:
                 incomplete = output.discard()
-                cut = (
-                    f"--out {args.out} was written in place and is now incomplete: it holds "
-                    "only what was written of the export before the failure"
-                )
+                cut = f"--out {args.out} was written in place and is now incomplete: {incomplete}"
                 if isinstance(error, OSError):
                     msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
                     raise CommandError(f"{msg}; {cut}" if incomplete else msg) from None

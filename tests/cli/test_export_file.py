@@ -330,6 +330,45 @@ def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
     assert earlier.read_bytes() == b"".join(lines[:2000])
 
 
+def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
+    tmp_path: Path,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """When a file written in place cannot be cut after a failure, the message says that the
+    rest of the earlier file follows what was written, and why it could not be cut."""
+    earlier, content = _someone_elses_export(tmp_path, 2 * SAMPLE.stat().st_size)
+
+    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    def failing_ftruncate(descriptor: int, length: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    real_write_page = _transfer._write_page
+    pages: list[int] = []
+
+    def disk_full_after_two(out: IO[bytes], page: list[bytes], progress: Any) -> int:
+        if len(pages) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        pages.append(real_write_page(out, page, progress))
+        return pages[-1]
+
+    monkeypatch.setattr(os, "fchown", refusing_fchown)
+    monkeypatch.setattr(os, "ftruncate", failing_ftruncate)
+    monkeypatch.setattr(_transfer, "_write_page", disk_full_after_two)
+    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    assert capsys.readouterr().err == (
+        f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
+        f"--out {earlier} was written in place and is now incomplete: it holds what was "
+        "written of the export before the failure, then the rest of the earlier file: it could "
+        f"not be cut ({os.strerror(errno.EIO)})\n"
+    )
+    written = b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:2000])
+    assert earlier.read_bytes() == written + content[len(written) :]
+
+
 def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:
     """A complete export written in place over a longer file ends where the export ends."""
     if os.geteuid() != 0:
