@@ -125,8 +125,8 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(MAKE) --no-print-directory coverage
-	$(MAKE) --no-print-directory pytest-newer
+	@# The two suites at once keep both cores busy; each one's output is printed when it ends.
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target coverage pytest-newer
 	LIONMEM_PYTHON=$(BIN)/python npm test
 
 clean:
