@@ -7,15 +7,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PIP := --quiet --disable-pip-version-check
-# The suite runs on every core (pytest-xdist), each test file on one worker, so that a module's
-# fixtures (servers, clusters, filled stores) are made once.
-PARALLEL := -n auto --dist loadfile
+# The suite runs on every core this process may use (pytest-xdist), each test file on one worker,
+# so that a module's fixtures (servers, clusters, filled stores) are made once.
+PARALLEL := -n $(shell nproc 2>/dev/null || echo auto) --dist loadfile
 
 # The newer Pythons the suite also runs on (the dev Hypothesis profile), each in its own venv
 # .venv-<version>. Where one is missing the run is skipped with a message, except in CI. By
-# default the newest: with 3.11 under coverage, CI tests both ends of the supported range and
-# stays within its time; `make pytest-newer NEWER="3.12 3.13"` adds the one between.
-NEWER ?= 3.13
+# default the newest installed here: with 3.11 under coverage, CI tests the oldest and the newest
+# and stays within its time; `make pytest-newer NEWER="3.12 3.13"` adds the one between.
+NEWER := 3.13
 PYTHON_3.12 ?= $(HOME)/.pyenv/versions/3.12.1/bin/python
 PYTHON_3.13 ?= $(HOME)/.pyenv/versions/3.13.0/bin/python
 
@@ -71,7 +71,7 @@ coverage: install
 
 pytest-newer: $(NODE_STAMP)
 	@for version in $(NEWER); do \
-		case $$version in 3.12) python="$(PYTHON_3.12)";; 3.13) python="$(PYTHON_3.13)";; esac; \
+		case $$version in 3.12) python="$(PYTHON_3.12)";; 3.13) python="$(PYTHON_3.13)";; *) python="(no PYTHON_$$version in the Makefile)";; esac; \
 		if [ ! -x "$$python" ]; then \
 			echo "Python $$version not found at $$python: its test run is skipped."; \
 			if [ -n "$$CI" ]; then echo "CI must run it: failing."; exit 1; fi; \
@@ -125,8 +125,8 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	@# The two suites at once keep both cores busy; each one's output is printed when it ends.
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target coverage pytest-newer
+	$(MAKE) --no-print-directory coverage
+	$(MAKE) --no-print-directory pytest-newer
 	LIONMEM_PYTHON=$(BIN)/python npm test
 
 clean:
