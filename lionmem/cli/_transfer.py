@@ -246,22 +246,19 @@ class _Output:
 
     def discard(self) -> str:
         """Close the file after a failure and remove what was written of a temporary one;
-        return what a file written in place now holds, in words, or "" when it was not changed.
+        return what a file written in place now holds, in words, or "" when it is as it was.
         It is cut to what was written of the export, unless cutting it fails too."""
         held = ""
-        if self.in_place:
-            with contextlib.suppress(OSError):
-                self.stream.flush()
+        if self.in_place and not self.stream.closed:  # unbuffered: its offset is what it holds
+            descriptor = self.stream.fileno()
             try:
-                written = os.lseek(self.stream.fileno(), 0, os.SEEK_CUR)
-                if written > 0:  # no lines of the earlier file after the new ones
-                    held = _HELD_UNCUT
-                    os.ftruncate(self.stream.fileno(), written)
-                    held = _HELD
+                written = os.lseek(descriptor, 0, os.SEEK_CUR)
+                if written and os.fstat(descriptor).st_size > written:
+                    os.ftruncate(descriptor, written)  # no lines of the earlier file after ours
+                held = _HELD if written else ""
             except OSError as error:
-                if held:
-                    held = f"{held} ({error.strerror or error})"
-        with contextlib.suppress(OSError):  # closing flushes, which may fail again
+                held = f"{_HELD_UNCUT} ({error.strerror or error})"
+        with contextlib.suppress(OSError):
             self.stream.close()
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
@@ -273,8 +270,15 @@ class _Output:
             self.stream.flush()
             os.fsync(self.stream.fileno())
         if self.in_place:  # the earlier file may have been longer
-            self.stream.flush()
-            os.ftruncate(self.stream.fileno(), self.stream.tell())
+            descriptor = self.stream.fileno()
+            try:
+                end = os.lseek(descriptor, 0, os.SEEK_CUR)
+                if os.fstat(descriptor).st_size > end:
+                    os.ftruncate(descriptor, end)
+            except OSError as error:
+                with contextlib.suppress(OSError):
+                    self.stream.close()
+                raise _NotCut(error.strerror or str(error)) from None
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -289,8 +293,13 @@ class _Output:
 _HELD = "it holds only what was written of the export before the failure"
 _HELD_UNCUT = (
     "it holds what was written of the export before the failure, then the rest of the earlier "
-    "file: it could not be cut"
+    "file, which could not be cut"
 )
+
+
+class _NotCut(Exception):
+    """The export was written in place in full, but the longer earlier file could not be cut
+    to its end: the rest of that file follows the export."""
 
 
 class _NotSynced(Exception):
@@ -358,7 +367,8 @@ def _open_output(name: str | None) -> _Output:
         created = _replacement(real, found, _mode_for(real, found))
         if created is None:  # a file that cannot be replaced: written in place, every name
             # Not emptied on opening: a failure before the first write leaves it as it was.
-            stream = os.fdopen(os.open(path, os.O_WRONLY), "wb")
+            # Unbuffered: what the file holds after a failure is what its offset says.
+            stream = os.fdopen(os.open(path, os.O_WRONLY), "wb", buffering=0)
             return _Output(stream, owned=True, in_place=True)
         descriptor, partial = created
         if found is not None and found.st_nlink > 1:
@@ -416,7 +426,7 @@ def _same_owner(descriptor: int, found: os.stat_result) -> bool:
     """Give the new file ``descriptor`` the owner and group of the file it replaces; return
     whether it has them (changing the owner needs root, the group membership of it; in a user
     namespace or on a filesystem mapping owners, an owner outside the mapping is refused with
-    EINVAL, ENOTSUP, EOPNOTSUPP or ENOSYS: that file too is written in place). Another error (EIO, EDQUOT)
+    EINVAL, ENOTSUP or ENOSYS: that file too is written in place). Another error (EIO, EDQUOT)
     is raised."""
     made = os.fstat(descriptor)
     if (made.st_uid, made.st_gid) == (found.st_uid, found.st_gid):
@@ -505,6 +515,12 @@ def _export(args: argparse.Namespace) -> int:
                 output.finish()
         except _NotSynced as error:
             msg = f"--out {args.out}: written, but its directory could not be synced ({error})"
+            raise CommandError(msg) from None
+        except _NotCut as error:
+            msg = (
+                f"--out {args.out}: written in place, but the rest of the earlier file follows "
+                f"the export: it could not be cut ({error})"
+            )
             raise CommandError(msg) from None
         except BaseException as error:
             if output.owned:

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import IO, Any
@@ -296,6 +297,39 @@ def test_an_export_in_place_that_fails_after_writing_says_the_file_is_incomplete
     assert earlier.read_bytes() == b"".join(pages[:2000])
 
 
+def _written_in_place(folder: Path, size: int, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An earlier export of ``size`` bytes that an export writes in place (its new file cannot
+    have the earlier file's owner, as in a user namespace)."""
+    earlier = folder / "keep.jsonl"
+    earlier.write_bytes(b"".join(b'{"content": "%07d"}\n' % n for n in range(size // 20)))
+    monkeypatch.setattr(_transfer, "_same_owner", lambda descriptor, found: False)
+    return earlier
+
+
+def _failing_after_two_pages(error: BaseException) -> Callable[..., int]:
+    """A ``_write_page`` that writes two pages, then raises ``error``."""
+    real_write_page = _transfer._write_page
+    pages: list[int] = []
+
+    def write_page(out: IO[bytes], page: list[bytes], progress: Any) -> int:
+        if len(pages) == 2:
+            raise error
+        pages.append(real_write_page(out, page, progress))
+        return pages[-1]
+
+    return write_page
+
+
+def _refused(number: int) -> Callable[..., None]:
+    def refuse(*args: object) -> None:
+        raise OSError(number, os.strerror(number))
+
+    return refuse
+
+
+_FIRST_2000 = b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:2000])
+
+
 def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
     tmp_path: Path,
     sample_db: Path,
@@ -304,30 +338,16 @@ def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
 ) -> None:
     """Ctrl-C cancels the export's task (asyncio.run turns the signal into a cancellation):
     after pages were written in place, the file is cut to them and the message says so."""
-    earlier, _ = _someone_elses_export(tmp_path, 2 * SAMPLE.stat().st_size)
-
-    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
-        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
-
-    real_write_page = _transfer._write_page
-    pages: list[int] = []
-
-    def cancelled_after_two(out: IO[bytes], page: list[bytes], progress: Any) -> int:
-        if len(pages) == 2:
-            raise asyncio.CancelledError
-        pages.append(real_write_page(out, page, progress))
-        return pages[-1]
-
-    monkeypatch.setattr(os, "fchown", refusing_fchown)
-    monkeypatch.setattr(_transfer, "_write_page", cancelled_after_two)
+    earlier = _written_in_place(tmp_path, 2 * SAMPLE.stat().st_size, monkeypatch)
+    cancelled = _failing_after_two_pages(asyncio.CancelledError())
+    monkeypatch.setattr(_transfer, "_write_page", cancelled)
     with pytest.raises(asyncio.CancelledError):
         main(["export", "--db", str(sample_db), "--out", str(earlier)])
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier} was written in place and is now incomplete: it holds "
         "only what was written of the export before the failure\n"
     )
-    lines = SAMPLE.read_bytes().splitlines(keepends=True)
-    assert earlier.read_bytes() == b"".join(lines[:2000])
+    assert earlier.read_bytes() == _FIRST_2000
 
 
 def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
@@ -338,35 +358,61 @@ def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
 ) -> None:
     """When a file written in place cannot be cut after a failure, the message says that the
     rest of the earlier file follows what was written, and why it could not be cut."""
-    earlier, content = _someone_elses_export(tmp_path, 2 * SAMPLE.stat().st_size)
-
-    def refusing_fchown(descriptor: int, uid: int, gid: int) -> None:
-        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
-
-    def failing_ftruncate(descriptor: int, length: int) -> None:
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
-
-    real_write_page = _transfer._write_page
-    pages: list[int] = []
-
-    def disk_full_after_two(out: IO[bytes], page: list[bytes], progress: Any) -> int:
-        if len(pages) == 2:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        pages.append(real_write_page(out, page, progress))
-        return pages[-1]
-
-    monkeypatch.setattr(os, "fchown", refusing_fchown)
-    monkeypatch.setattr(os, "ftruncate", failing_ftruncate)
-    monkeypatch.setattr(_transfer, "_write_page", disk_full_after_two)
+    earlier = _written_in_place(tmp_path, 2 * SAMPLE.stat().st_size, monkeypatch)
+    content = earlier.read_bytes()
+    disk_full = _failing_after_two_pages(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    monkeypatch.setattr(_transfer, "_write_page", disk_full)
+    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))
     assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
         f"--out {earlier} was written in place and is now incomplete: it holds what was "
-        "written of the export before the failure, then the rest of the earlier file: it could "
-        f"not be cut ({os.strerror(errno.EIO)})\n"
+        "written of the export before the failure, then the rest of the earlier file, which "
+        f"could not be cut ({os.strerror(errno.EIO)})\n"
     )
-    written = b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:2000])
-    assert earlier.read_bytes() == written + content[len(written) :]
+    assert earlier.read_bytes() == _FIRST_2000 + content[len(_FIRST_2000) :]
+
+
+def test_an_export_in_place_over_a_shorter_file_needs_no_cut(
+    tmp_path: Path,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A failure after more was written in place than the earlier file held: nothing of that
+    file is left to cut, and the message says the file holds only what was written."""
+    earlier = _written_in_place(tmp_path, 100, monkeypatch)
+    disk_full = _failing_after_two_pages(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    monkeypatch.setattr(_transfer, "_write_page", disk_full)
+    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))  # not needed, so not called
+    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    assert capsys.readouterr().err == (
+        f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
+        f"--out {earlier} was written in place and is now incomplete: it holds only what was "
+        "written of the export before the failure\n"
+    )
+    assert earlier.read_bytes() == _FIRST_2000
+
+
+def test_a_complete_export_in_place_that_cannot_be_cut_says_so(
+    tmp_path: Path,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A whole export written in place over a longer file that cannot then be cut to its end
+    is reported as written, with the earlier file's rest after it, and exits 2."""
+    earlier = _written_in_place(tmp_path, 2 * SAMPLE.stat().st_size, monkeypatch)
+    content = earlier.read_bytes()
+    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))
+    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"lionmem export: --out {earlier}: written in place, but the rest of the earlier file "
+        f"follows the export: it could not be cut ({os.strerror(errno.EIO)})\n",
+    )
+    export = SAMPLE.read_bytes()
+    assert earlier.read_bytes() == export + content[len(export) :]
 
 
 def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:
