@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -46,10 +47,21 @@ def find_bindir() -> Path:
     raise RuntimeError(msg)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def free_port() -> int:
+    """A loopback port free now, below the kernel's ephemeral range: the source port of an
+    outgoing connection (another test's client) never takes it between the choice and the
+    server's start, nor while the server is stopped for a restart."""
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    below = int(ephemeral[0])
+    for port in random.sample(range(max(below - 12_000, 1_024), below), 100):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use
+            return port
+    msg = f"no free loopback port below {below}"
+    raise RuntimeError(msg)
 
 
 class Cluster:
@@ -69,7 +81,7 @@ class Cluster:
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.log = self.root / "server.log"
-        self.port = _free_port()
+        self.port = free_port()
         self.settings = {**({} if durable else _FAST), **(settings or {})}
         self.sockets.mkdir()
         self._as_postgres = os.geteuid() == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import postgres_support
+from tests.postgres_support import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -123,3 +125,14 @@ def test_the_cluster_of_another_live_process_is_left_alone(tmp_path: Path) -> No
             assert other.poll() is None
         finally:
             other.kill()
+
+
+def test_a_cluster_port_is_free_and_below_the_ephemeral_range() -> None:
+    """Cluster ports come from below the range outgoing connections take their ports from, and
+    each is free when chosen."""
+    below = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(20):
+        port = free_port()
+        assert max(below - 12_000, 1_024) <= port < below
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))
