@@ -249,15 +249,22 @@ class _Output:
         return what a file written in place now holds, in words, or "" when it is as it was.
         It is cut to what was written of the export, unless cutting it fails too."""
         held = ""
-        if self.in_place and not self.stream.closed:  # unbuffered: its offset is what it holds
+        if self.in_place and self.stream.closed:  # finish() could not close it
+            held = _HELD_UNCLOSED
+        elif self.in_place:  # unbuffered: its offset is what it holds
             descriptor = self.stream.fileno()
             try:
                 written = os.lseek(descriptor, 0, os.SEEK_CUR)
-                if written and os.fstat(descriptor).st_size > written:
-                    os.ftruncate(descriptor, written)  # no lines of the earlier file after ours
-                held = _HELD if written else ""
+                longer = os.fstat(descriptor).st_size > written
             except OSError as error:
-                held = f"{_HELD_UNCUT} ({error.strerror or error})"
+                held = f"{_HELD_UNKNOWN} ({error.strerror or error})"
+            else:
+                held = _HELD if written else ""
+                if written and longer:  # no lines of the earlier file after ours
+                    try:
+                        os.ftruncate(descriptor, written)
+                    except OSError as error:
+                        held = f"{_HELD_UNCUT} ({error.strerror or error})"
         with contextlib.suppress(OSError):
             self.stream.close()
         if self.partial is not None:
@@ -269,16 +276,17 @@ class _Output:
         if self.partial is not None:  # on the disk before it replaces the old file
             self.stream.flush()
             os.fsync(self.stream.fileno())
-        if self.in_place:  # the earlier file may have been longer
+        if self.in_place:  # on the disk, then cut: the earlier file may have been longer
             descriptor = self.stream.fileno()
-            try:
-                end = os.lseek(descriptor, 0, os.SEEK_CUR)
-                if os.fstat(descriptor).st_size > end:
+            os.fsync(descriptor)
+            end = os.lseek(descriptor, 0, os.SEEK_CUR)
+            if os.fstat(descriptor).st_size > end:
+                try:
                     os.ftruncate(descriptor, end)
-            except OSError as error:
-                with contextlib.suppress(OSError):
-                    self.stream.close()
-                raise _NotCut(error.strerror or str(error)) from None
+                except OSError as error:
+                    with contextlib.suppress(OSError):
+                        self.stream.close()
+                    raise _NotCut(error.strerror or str(error)) from None
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -295,6 +303,8 @@ _HELD_UNCUT = (
     "it holds what was written of the export before the failure, then the rest of the earlier "
     "file, which could not be cut"
 )
+_HELD_UNKNOWN = "it may hold part of the export: how much could not be read"
+_HELD_UNCLOSED = "it holds the export, but closing it failed: part of it may not be on the disk"
 
 
 class _NotCut(Exception):

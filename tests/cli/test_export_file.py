@@ -415,6 +415,19 @@ def test_a_complete_export_in_place_that_cannot_be_cut_says_so(
     assert earlier.read_bytes() == export + content[len(export) :]
 
 
+def test_a_file_in_place_that_could_not_be_closed_may_miss_part_of_the_export(
+    tmp_path: Path,
+) -> None:
+    """Closing a file written in place may fail after it was closed (a network filesystem's
+    late write error): what it holds is then not known, and that is what is said."""
+    stream = (tmp_path / "e.jsonl").open("wb", buffering=0)
+    stream.close()
+    output = _transfer._Output(stream, owned=True, in_place=True)
+    assert output.discard() == (
+        "it holds the export, but closing it failed: part of it may not be on the disk"
+    )
+
+
 def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:
     """A complete export written in place over a longer file ends where the export ends."""
     if os.geteuid() != 0:
