@@ -10,6 +10,7 @@ the tests that need a server fail, they are not skipped.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import random
@@ -30,6 +31,7 @@ DEBIAN_ROOT = Path("/usr/lib/postgresql")
 """Where Debian's postgresql packages put each version's binaries (``15/bin``, ...)."""
 _FAST = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 _names = itertools.count()
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
 
 def find_bindir() -> Path:
@@ -48,19 +50,24 @@ def find_bindir() -> Path:
 
 
 def free_port() -> int:
-    """A loopback port free now, below the kernel's ephemeral range: the source port of an
+    """A loopback port free now, outside the kernel's ephemeral range: the source port of an
     outgoing connection (another test's client) never takes it between the choice and the
     server's start, nor while the server is stopped for a restart."""
-    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-    below = int(ephemeral[0])
-    for port in random.sample(range(max(below - 12_000, 1_024), below), 100):
-        with socket.socket() as sock:
-            try:
+    try:
+        low, high = map(int, _EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        low, high = 32_768, 60_999  # Linux's default
+    candidates = [*range(max(low - 12_000, 1_024), low), *range(high + 1, 65_536)]
+    for port in random.sample(candidates, min(100, len(candidates))):
+        try:
+            with socket.socket() as sock:
                 sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue  # in use
-            return port
-    msg = f"no free loopback port below {below}"
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+        else:
+            return int(port)
+    msg = f"no free loopback port outside the ephemeral range {low}-{high}"
     raise RuntimeError(msg)
 
 
