@@ -350,6 +350,20 @@ def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
     assert earlier.read_bytes() == _FIRST_2000
 
 
+def _disk_full_after_two_pages(
+    folder: Path, size: int, sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, bytes]:
+    """Export in place over an earlier file of about ``size`` bytes, the disk full after two
+    pages and the file impossible to cut; return the file and what it held before."""
+    earlier = _written_in_place(folder, size, monkeypatch)
+    content = earlier.read_bytes()
+    disk_full = _failing_after_two_pages(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    monkeypatch.setattr(_transfer, "_write_page", disk_full)
+    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))
+    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    return earlier, content
+
+
 def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
     tmp_path: Path,
     sample_db: Path,
@@ -358,12 +372,9 @@ def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
 ) -> None:
     """When a file written in place cannot be cut after a failure, the message says that the
     rest of the earlier file follows what was written, and why it could not be cut."""
-    earlier = _written_in_place(tmp_path, 2 * SAMPLE.stat().st_size, monkeypatch)
-    content = earlier.read_bytes()
-    disk_full = _failing_after_two_pages(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
-    monkeypatch.setattr(_transfer, "_write_page", disk_full)
-    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))
-    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    earlier, content = _disk_full_after_two_pages(
+        tmp_path, 2 * SAMPLE.stat().st_size, sample_db, monkeypatch
+    )
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
         f"--out {earlier} was written in place and is now incomplete: it holds what was "
@@ -381,11 +392,7 @@ def test_an_export_in_place_over_a_shorter_file_needs_no_cut(
 ) -> None:
     """A failure after more was written in place than the earlier file held: nothing of that
     file is left to cut, and the message says the file holds only what was written."""
-    earlier = _written_in_place(tmp_path, 100, monkeypatch)
-    disk_full = _failing_after_two_pages(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
-    monkeypatch.setattr(_transfer, "_write_page", disk_full)
-    monkeypatch.setattr(os, "ftruncate", _refused(errno.EIO))  # not needed, so not called
-    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    earlier, _ = _disk_full_after_two_pages(tmp_path, 100, sample_db, monkeypatch)
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
         f"--out {earlier} was written in place and is now incomplete: it holds only what was "
