@@ -20,8 +20,9 @@ from uuid import UUID, uuid4
 from lionmem.stores.postgres import PostgresMemoryStore
 from tests.postgres_support import Cluster, started_cluster
 
-CONNECT_TIMEOUT = 2.0
-"""Short, so that a case meeting a refused connection fails over quickly."""
+CONNECT_TIMEOUT = 10.0
+"""Long enough for a machine busy with tests on every core (a refused connection fails at once
+whatever it is): 2 s was once too short there for a fresh database's first store."""
 
 
 class PostgresHarness:
