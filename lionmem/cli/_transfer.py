@@ -276,9 +276,8 @@ class _Output:
         if self.partial is not None:  # on the disk before it replaces the old file
             self.stream.flush()
             os.fsync(self.stream.fileno())
-        if self.in_place:  # on the disk, then cut: the earlier file may have been longer
+        if self.in_place:  # the earlier file may have been longer
             descriptor = self.stream.fileno()
-            os.fsync(descriptor)
             end = os.lseek(descriptor, 0, os.SEEK_CUR)
             if os.fstat(descriptor).st_size > end:
                 try:
