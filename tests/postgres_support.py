@@ -57,7 +57,7 @@ def free_port() -> int:
         low, high = map(int, _EPHEMERAL.read_text().split())
     except (OSError, ValueError):
         low, high = 32_768, 60_999  # Linux's default
-    candidates = [*range(max(low - 12_000, 1_024), low), *range(high + 1, 65_536)]
+    candidates: list[int] = [*range(max(low - 12_000, 1_024), low), *range(high + 1, 65_536)]
     for port in random.sample(candidates, min(100, len(candidates))):
         try:
             with socket.socket() as sock:
@@ -66,7 +66,7 @@ def free_port() -> int:
             if error.errno != errno.EADDRINUSE:
                 raise
         else:
-            return int(port)
+            return port
     msg = f"no free loopback port outside the ephemeral range {low}-{high}"
     raise RuntimeError(msg)
 
