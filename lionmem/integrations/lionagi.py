@@ -192,9 +192,10 @@ class LionagiMemoryStore:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._store!r})"
 
-    def __reduce__(self) -> tuple[type[LionagiMemoryStore], tuple[MemoryStore]]:
-        # Copies and pickles rebuild the wrapper around a copy of the wrapped store (if it has one).
-        return (LionagiMemoryStore, (self._store,))
+    def __reduce__(self) -> tuple[type[LionagiMemoryStore], tuple[MemoryStore], object]:
+        # Copies and pickles rebuild a wrapper of the same class around a copy of the wrapped
+        # store (if it has one), with the attributes a subclass added.
+        return (type(self), (self._store,), self.__getstate__())
 
     # -- lionagi's MemoryStore --------------------------------------------------------------
 

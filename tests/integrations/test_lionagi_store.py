@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -568,6 +569,50 @@ async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
     harness = fake_harness()
     external = LionagiMemoryStore(await harness.make_store())
     assert type(copy.copy(external)) is ExternalLionagiMemoryStore
+
+
+class Labelled(LionagiMemoryStore):
+    """A subclass with an attribute of its own, in a slot."""
+
+    __slots__ = ("label",)
+    label: str
+
+
+class Noted(LionagiMemoryStore):
+    """A subclass with an instance ``__dict__``."""
+
+    note: str
+
+
+async def test_copies_and_pickles_keep_a_subclass_and_its_attributes() -> None:
+    """A subclass's copy is of that subclass, with the attributes it set, over a copied store."""
+    import copy
+    import pickle
+
+    labelled = Labelled(InMemoryStore())
+    labelled.label = "slot"
+    noted = Noted(InMemoryStore())
+    noted.note = "dict"
+    for store in (labelled, noted):
+        await store.store(sample())
+
+    def pickled(store: Any) -> Any:
+        return pickle.loads(pickle.dumps(store))
+
+    twins: tuple[Callable[[Any], Any], ...] = (copy.copy, copy.deepcopy, pickled)
+    for make in twins:
+        labelled_twin, noted_twin = make(labelled), make(noted)
+        assert type(labelled_twin) is Labelled
+        assert labelled_twin.label == "slot"
+        assert type(noted_twin) is Noted
+        assert noted_twin.note == "dict"
+        assert vars(noted_twin) == {"note": "dict"}
+        for twin, original in ((labelled_twin, labelled), (noted_twin, noted)):
+            assert [i.content for i in await twin.search(lionagi.MemoryQuery())] == [
+                sample().content
+            ]
+            if make is not copy.copy:
+                assert twin.wrapped is not original.wrapped
 
 
 async def test_concurrent_stores_keep_submission_order(new_store: NewStore) -> None:
