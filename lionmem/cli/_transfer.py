@@ -296,14 +296,15 @@ class _Output:
                 raise _NotSynced(error.strerror or str(error)) from None
 
 
-# What a file written in place holds after a failed export, cut or not.
-_HELD = "it holds only what was written of the export before the failure"
+# What a file written in place holds after a failed export, cut or not: each follows
+# "<file> was written in place and".
+_HELD = "is incomplete: it holds only what was written of the export before the failure"
 _HELD_UNCUT = (
-    "it holds what was written of the export before the failure, then the rest of the earlier "
-    "file, which could not be cut"
+    "is incomplete: it holds what was written of the export before the failure, then the rest "
+    "of the earlier file, which could not be cut"
 )
-_HELD_UNKNOWN = "it may hold part of the export: how much could not be read"
-_HELD_UNCLOSED = "it holds the export, but closing it failed: part of it may not be on the disk"
+_HELD_UNKNOWN = "may hold part of the export: how much could not be read"
+_HELD_UNCLOSED = "holds the export, but closing it failed: part of it may not be on the disk"
 
 
 class _NotCut(Exception):
@@ -534,7 +535,7 @@ def _export(args: argparse.Namespace) -> int:
         except BaseException as error:
             if output.owned:
                 incomplete = output.discard()
-                cut = f"--out {args.out} was written in place and is now incomplete: {incomplete}"
+                cut = f"--out {args.out} was written in place and {incomplete}"
                 if isinstance(error, OSError):
                     msg = f"--out {args.out}: cannot write it ({error.strerror or error})"
                     raise CommandError(f"{msg}; {cut}" if incomplete else msg) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import glob
+import io
 import json
 import os
 import shutil
@@ -290,7 +291,7 @@ def test_an_export_in_place_that_fails_after_writing_says_the_file_is_incomplete
     result = _without_privileges("export", "--db", sample_copy, "--out", earlier, cwd=tmp_path)
     line = one_line_error(result, "lionmem export: the stored row of item ")
     assert line.endswith(
-        f"; --out {earlier} was written in place and is now incomplete: it holds only what "
+        f"; --out {earlier} was written in place and is incomplete: it holds only what "
         "was written of the export before the failure"
     ), line
     pages = SAMPLE.read_bytes().splitlines(keepends=True)
@@ -344,7 +345,7 @@ def test_an_export_in_place_that_is_cancelled_says_the_file_is_incomplete(
     with pytest.raises(asyncio.CancelledError):
         main(["export", "--db", str(sample_db), "--out", str(earlier)])
     assert capsys.readouterr().err == (
-        f"lionmem export: --out {earlier} was written in place and is now incomplete: it holds "
+        f"lionmem export: --out {earlier} was written in place and is incomplete: it holds "
         "only what was written of the export before the failure\n"
     )
     assert earlier.read_bytes() == _FIRST_2000
@@ -377,7 +378,7 @@ def test_an_export_in_place_that_cannot_be_cut_says_the_earlier_lines_follow(
     )
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
-        f"--out {earlier} was written in place and is now incomplete: it holds what was "
+        f"--out {earlier} was written in place and is incomplete: it holds what was "
         "written of the export before the failure, then the rest of the earlier file, which "
         f"could not be cut ({os.strerror(errno.EIO)})\n"
     )
@@ -395,7 +396,7 @@ def test_an_export_in_place_over_a_shorter_file_needs_no_cut(
     earlier, _ = _disk_full_after_two_pages(tmp_path, 100, sample_db, monkeypatch)
     assert capsys.readouterr().err == (
         f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.ENOSPC)}); "
-        f"--out {earlier} was written in place and is now incomplete: it holds only what was "
+        f"--out {earlier} was written in place and is incomplete: it holds only what was "
         "written of the export before the failure\n"
     )
     assert earlier.read_bytes() == _FIRST_2000
@@ -431,8 +432,45 @@ def test_a_file_in_place_that_could_not_be_closed_may_miss_part_of_the_export(
     stream.close()
     output = _transfer._Output(stream, owned=True, in_place=True)
     assert output.discard() == (
-        "it holds the export, but closing it failed: part of it may not be on the disk"
+        "holds the export, but closing it failed: part of it may not be on the disk"
     )
+
+
+class _LateCloseError(io.FileIO):
+    """A file whose close reports a write error after closing it (as a network filesystem may)."""
+
+    def close(self) -> None:
+        super().close()
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_an_export_in_place_whose_close_fails_says_the_file_may_miss_part_of_it(
+    tmp_path: Path,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A whole export written in place whose close then fails: the message says that it holds
+    the export and that part of it may not be on the disk, not that it is incomplete."""
+    earlier = _written_in_place(tmp_path, 100, monkeypatch)
+    real_open_output = _transfer._open_output
+
+    def open_output(out: str) -> _transfer._Output:
+        output = real_open_output(out)
+        assert output.in_place
+        late = _LateCloseError(os.dup(output.stream.fileno()), "wb")
+        output.stream.close()
+        return _transfer._Output(late, owned=True, in_place=True)
+
+    monkeypatch.setattr(_transfer, "_open_output", open_output)
+    assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"lionmem export: --out {earlier}: cannot write it ({os.strerror(errno.EIO)}); "
+        f"--out {earlier} was written in place and holds the export, but closing it failed: "
+        "part of it may not be on the disk\n",
+    )
+    assert earlier.read_bytes() == SAMPLE.read_bytes()
 
 
 def test_an_export_in_place_cuts_a_longer_earlier_file(tmp_path: Path, sample_db: Path) -> None:
