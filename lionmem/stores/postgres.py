@@ -346,10 +346,15 @@ class PostgresMemoryStore:
             refused = None if self._owns_pool else _unusable(pool)
             if refused is not None:  # the caller's mistake, not an outage
                 raise MemoryAdapterError(refused) from exc
-            waited = (
-                f"no connection within connect_timeout ({self._connect_timeout:g} s): "
-                "the server did not answer, or every connection of the pool stayed busy"
-            )
+            waited = f"no connection within connect_timeout ({self._connect_timeout:g} s): "
+            size = pool.get_max_size()
+            if pool.get_size() == size and not pool.get_idle_size():
+                waited += (
+                    f"every connection of the pool ({size}) stayed busy (more calls at once "
+                    "than the pool has connections, or calls that hold one for long)"
+                )
+            else:  # a new connection was needed, and the server did not give it in time
+                waited += "the server did not answer"
             raise _translate(exc, self._where(), waited) from exc
 
     async def _call(

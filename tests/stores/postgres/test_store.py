@@ -421,8 +421,32 @@ async def test_a_server_that_does_not_answer_raises_unavailable_saying_so() -> N
     assert isinstance(caught.value.__cause__, TimeoutError)
     assert str(caught.value) == (
         "PostgreSQL at the configured DSN is unavailable: no connection within connect_timeout "
-        "(0.5 s): the server did not answer, or every connection of the pool stayed busy"
+        "(0.5 s): the server did not answer"
     )
+
+
+async def test_a_pool_whose_connections_all_stay_busy_raises_unavailable_saying_so(
+    postgres_dsn: str,
+) -> None:
+    """Every connection of the pool checked out for longer than connect_timeout: the error
+    says the pool was busy, not that the server did not answer."""
+    pool = await asyncpg.create_pool(
+        postgres_dsn, min_size=1, max_size=1, server_settings=SERVER_SETTINGS
+    )
+    try:
+        store = PostgresMemoryStore(pool=pool, connect_timeout=0.3)
+        async with pool.acquire():
+            with pytest.raises(MemoryAdapterUnavailable) as caught:
+                await store.count()
+        assert str(caught.value) == (
+            "PostgreSQL at the store's pool is unavailable: no connection within "
+            "connect_timeout (0.3 s): every connection of the pool (1) stayed busy (more calls "
+            "at once than the pool has connections, or calls that hold one for long)"
+        )
+        assert await store.count() == 0  # once the connection is back, the store answers
+        await store.close()
+    finally:
+        await pool.close()
 
 
 async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
