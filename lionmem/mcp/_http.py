@@ -6,11 +6,15 @@ answer) is spoken to the given ones only, so no browser page is served by defaul
 loopback address the ``Host`` header must name a loopback host too, which defeats DNS
 rebinding; with a token, every request needs ``Authorization: Bearer <token>``, compared in
 constant time. A non-loopback address is refused without a token: anyone who could reach it
-could read and change the memory.
+could read and change the memory. A client must send a request's head within ``HEAD_SECONDS``
+and its body within ``BODY_SECONDS``, so one that stalls cannot hold a connection for ever; a
+session ends after ``SESSION_IDLE_SECONDS`` without a request, and at most ``MAX_SESSIONS`` are
+open at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import signal
@@ -22,12 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import h11
 import uvicorn
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 
@@ -40,6 +46,14 @@ _LOOPBACK_NAMES = {"localhost"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 STOP_GRACE = 10
 """Seconds a stopping server waits for requests still running, then cancels them."""
+HEAD_SECONDS = 10
+"""Seconds a client has to send a request's head, from its connection or the previous answer."""
+BODY_SECONDS = 60
+"""Seconds a client has to send a request's body whole, from the end of its head."""
+SESSION_IDLE_SECONDS = 30 * 60
+"""Seconds a session lives with no request of its own running; then its id answers 404."""
+MAX_SESSIONS = 10_000
+"""Sessions open at once; while that many are, a request opening one more gets 503."""
 
 
 def is_loopback(host: str) -> bool:
@@ -247,12 +261,22 @@ class _WholeBody:
             return
         body = bytearray()
         more = True
-        while more and len(body) <= self._max_bytes:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the client left before its request was whole: nothing to answer
-            body.extend(message.get("body", b""))
-            more = message.get("more_body", False)
+        try:
+            async with asyncio.timeout(BODY_SECONDS):
+                while more and len(body) <= self._max_bytes:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return  # the client left before its request was whole: nothing to answer
+                    body.extend(message.get("body", b""))
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            late = PlainTextResponse(
+                f"Request body not received whole within {BODY_SECONDS:g} s",
+                status_code=408,
+                headers={"Connection": "close"},
+            )
+            await late(scope, receive, send)
+            return
         pending: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": more}]
 
         async def replay() -> Message:
@@ -333,6 +357,8 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         max_request_body_size=max_request_bytes,
+        session_idle_timeout=SESSION_IDLE_SECONDS,
+        max_sessions=MAX_SESSIONS,
         host=address.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
@@ -357,11 +383,71 @@ async def serve_http(
     host = f"[{address.host}]" if ":" in address.host else address.host
     # Without a grace period, one client that never finishes its request keeps the server up.
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=STOP_GRACE
+        app,
+        http=_HeadDeadline,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=STOP_GRACE,
     )
     if on_ready is not None:
         on_ready(f"http://{host}:{port}{PATH}")
     await _Server(config).serve(sockets=[sock])
+
+
+def _late_head() -> bytes:
+    """The 408 answer, whole, to a client whose request head is late."""
+    text = f"Request head not received within {HEAD_SECONDS:g} s".encode()
+    return (
+        b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text)
+    )
+
+
+class _HeadDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose next request head has not arrived
+    ``HEAD_SECONDS`` after the connection was made or the previous answer was sent.
+
+    uvicorn itself times only the idle wait after an answer, and any byte received ends that
+    wait. A client that sent part of a head gets a 408; one that sent nothing, or is still
+    sending the body of a request already answered (refused before it was read), is closed.
+    """
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]  # a stream transport
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        self._arm()  # before a pipelined request's head is read, which disarms it
+        super().on_response_complete()
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle:  # a request's head arrived
+            self._disarm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._late)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _late(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        if self.conn.our_state is h11.IDLE and self.conn.trailing_data[0]:
+            self.transport.write(_late_head())
+        self.transport.close()
 
 
 class _Server(uvicorn.Server):

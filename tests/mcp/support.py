@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -67,21 +68,32 @@ def error_text(result: types.CallToolResult) -> str:
 
 
 @contextmanager
-def http_server(db: Path, *arguments: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def http_server(
+    db: Path, *arguments: str, limits: dict[str, float] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Run ``lionmem mcp --http 127.0.0.1:0`` (or the address in ``arguments``); yield its URL.
 
-    The URL comes from the line the server writes to stderr once it listens. The process is
-    terminated (SIGTERM) at the end unless the test stopped it already.
+    ``limits``: HTTP limits of ``lionmem.mcp._http`` (``HEAD_SECONDS``...) set in the server, in
+    place of its own. The URL comes from the line the server writes to stderr once it listens.
+    The process is terminated (SIGTERM) at the end unless the test stopped it already.
     """
     if "--http" not in arguments:
         arguments = ("--http", "127.0.0.1:0", *arguments)
+    command = server_command("--db", str(db), *arguments)
+    environment = None
+    if limits is not None:
+        settings = [f"{name}={value}" for name, value in limits.items()]
+        command = [sys.executable, "-m", "tests.mcp.short_deadlines", *settings, "--"]
+        command += ["--db", str(db), *arguments]
+        environment = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
-        server_command("--db", str(db), *arguments),
+        command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         cwd=db.parent,
+        env=environment,
     )
     try:
         assert process.stderr is not None
