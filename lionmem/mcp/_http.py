@@ -385,6 +385,7 @@ async def serve_http(
     config = uvicorn.Config(
         app,
         http=_HeadDeadline,
+        timeout_keep_alive=HEAD_SECONDS,  # the idle wait after an answer: the head's deadline
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,
@@ -425,6 +426,10 @@ class _HeadDeadline(H11Protocol):
     def on_response_complete(self) -> None:
         self._arm()  # before a pipelined request's head is read, which disarms it
         super().on_response_complete()
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self._disarm()  # the connection is the WebSocket protocol's from now on
+        super().handle_websocket_upgrade(event)
 
     def handle_events(self) -> None:
         cycle = self.cycle

@@ -348,7 +348,7 @@ class PostgresMemoryStore:
                 raise MemoryAdapterError(refused) from exc
             waited = f"no connection within connect_timeout ({self._connect_timeout:g} s): "
             size = pool.get_max_size()
-            if pool.get_size() == size and not pool.get_idle_size():
+            if pool.get_size() == size:  # every connection made, none free during the wait
                 waited += (
                     f"every connection of the pool ({size}) stayed busy (more calls at once "
                     "than the pool has connections, or calls that hold one for long)"
