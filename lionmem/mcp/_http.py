@@ -249,6 +249,7 @@ class _WholeBody:
     stops past ``max_bytes``; what was read is handed on, and the SDK refuses it with 413. A
     request whose ``Content-Length`` is over ``max_bytes`` is handed on unread: the SDK refuses
     it before asking for the body (so before ``100 Continue``), and no time is spent reading it.
+    A body not whole within ``BODY_SECONDS`` gets 408, and the connection closes.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:

@@ -24,6 +24,8 @@ __all__ = [
     "error_text",
     "http_server",
     "initialize_request",
+    "port_of",
+    "post_head",
     "server_command",
     "stdio_parameters",
     "structured",
@@ -106,6 +108,25 @@ def http_server(
             process.wait(timeout=30)
         if process.stderr is not None:
             process.stderr.close()
+
+
+def port_of(url: str) -> int:
+    """The port of ``http://HOST:PORT/mcp`` (or of a line ending in that URL)."""
+    return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
+
+
+def post_head(length: int, headers: dict[str, str]) -> bytes:
+    """The head of a JSON POST to /mcp on the loopback host declaring ``length`` bytes of
+    body, with ``headers`` added."""
+    lines = [
+        "POST /mcp HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        f"Content-Length: {length}",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
 def initialize_request(request_id: int) -> dict[str, Any]:

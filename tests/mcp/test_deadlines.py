@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 
 import lionmem
-from tests.mcp.support import http_server, initialize_request
+from tests.mcp.support import http_server, initialize_request, port_of, post_head
 
 HEAD = 0.5
 BODY = 3.0
@@ -26,20 +26,11 @@ LIMITS = {"HEAD_SECONDS": HEAD, "BODY_SECONDS": BODY}
 
 
 def _connect(url: str) -> socket.socket:
-    port = int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
-    return socket.create_connection(("127.0.0.1", port), timeout=30)
+    return socket.create_connection(("127.0.0.1", port_of(url)), timeout=30)
 
 
-def _head(length: int, *extra: str) -> bytes:
-    lines = [
-        "POST /mcp HTTP/1.1",
-        "Host: 127.0.0.1",
-        "Content-Type: application/json",
-        "Accept: application/json, text/event-stream",
-        f"Content-Length: {length}",
-        *extra,
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+def _head(length: int) -> bytes:
+    return post_head(length, {})
 
 
 def _until_closed(connection: socket.socket) -> bytes:

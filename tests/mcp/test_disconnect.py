@@ -19,7 +19,7 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from lionmem.mcp._http import _WholeBody
-from tests.mcp.support import call_request, http_server, initialize_request
+from tests.mcp.support import call_request, http_server, initialize_request, port_of, post_head
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 LEGACY = "2025-11-25"
@@ -113,7 +113,7 @@ def test_a_declared_length_over_the_cap_is_refused_before_the_body_is_asked_for(
     """Content-Length: 10 GB with Expect: 100-continue gets 413 at once, never 100 Continue."""
     with (
         http_server(tmp_path / "memory.db") as (url, _),
-        socket.create_connection(("127.0.0.1", _port(url)), timeout=30) as connection,
+        socket.create_connection(("127.0.0.1", port_of(url)), timeout=30) as connection,
     ):
         connection.sendall(_head(10_000_000_000, {}))
         assert connection.recv(100).startswith(b"HTTP/1.1 413 ")
@@ -126,22 +126,9 @@ async def test_an_error_of_the_app_is_not_hidden() -> None:
         await _run(app, [_chunk(b"{}", False)])
 
 
-def _port(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
-
-
 def _head(length: int, headers: dict[str, str]) -> bytes:
     """The head of a POST to /mcp declaring ``length`` bytes of body, asking 100-continue."""
-    lines = [
-        "POST /mcp HTTP/1.1",
-        "Host: 127.0.0.1",
-        "Content-Type: application/json",
-        "Accept: application/json, text/event-stream",
-        "Expect: 100-continue",
-        f"Content-Length: {length}",
-        *(f"{name}: {value}" for name, value in headers.items()),
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+    return post_head(length, {"Expect": "100-continue", **headers})
 
 
 def _abandon(port: int, body: bytes, headers: dict[str, str]) -> None:
@@ -179,7 +166,7 @@ def test_a_client_leaving_mid_request_is_not_logged_and_the_session_goes_on(
     """A client leaves half way through an initialize, a call in its session, and a call of the
     modern protocol; the session and the server answer on, and stderr stays empty."""
     with http_server(tmp_path / "memory.db") as (url, process):
-        port = _port(url)
+        port = port_of(url)
         initialize = json.dumps(initialize_request(1)).encode()
         _abandon(port, initialize, {})
         opened = httpx2.post(url, json=initialize_request(1), headers=ACCEPT, timeout=30)

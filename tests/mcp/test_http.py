@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from lionmem import SQLiteMemoryStore
 from lionmem.mcp._http import STOP_GRACE
-from tests.mcp.support import http_server, server_command, structured
+from tests.mcp.support import http_server, port_of, server_command, structured
 
 TOKEN = "correct-horse-battery-staple"
 INITIALIZE = {
@@ -193,8 +193,7 @@ async def test_a_non_loopback_address_serves_with_the_token_from_the_environment
     try:
         assert process.stderr is not None
         line = process.stderr.readline()
-        port = line.rsplit(":", 1)[1].split("/")[0]
-        url = f"http://127.0.0.1:{port}/mcp"
+        url = f"http://127.0.0.1:{port_of(line)}/mcp"
         assert _post(url).status_code == 401
         assert _post(url, Authorization=f"Bearer {TOKEN}", Host="memory.lan").status_code == 200
     finally:
@@ -228,8 +227,7 @@ def test_sigterm_stops_the_server_while_a_client_holds_a_request_open(tmp_path: 
     """A client that never finishes its request body delays the stop by the grace period only."""
     with http_server(tmp_path / "memory.db") as (url, process):
         assert _post(url).status_code == 200
-        port = int(url.rsplit(":", 1)[1].split("/")[0])
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as held:
+        with socket.create_connection(("127.0.0.1", port_of(url)), timeout=30) as held:
             held.sendall(
                 b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
