@@ -279,13 +279,24 @@ class _Output:
         if self.in_place:  # the earlier file may have been longer
             descriptor = self.stream.fileno()
             end = os.lseek(descriptor, 0, os.SEEK_CUR)
-            if os.fstat(descriptor).st_size > end:
-                try:
+            longer = os.fstat(descriptor).st_size > end
+            cut = not longer
+            try:
+                if longer:
                     os.ftruncate(descriptor, end)
-                except OSError as error:
-                    with contextlib.suppress(OSError):
-                        self.stream.close()
-                    raise _NotCut(error.strerror or str(error)) from None
+                    cut = True
+                os.fsync(descriptor)  # on the disk before the export is said to be written
+            except OSError as error:
+                with contextlib.suppress(OSError):
+                    self.stream.close()
+                reason = error.strerror or str(error)
+                if not cut:
+                    raise _NotCut(reason) from None
+                msg = (
+                    f"written in place, but it could not be synced ({reason}): part of it may "
+                    "not be on the disk"
+                )
+                raise _NotSynced(msg) from None
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -293,7 +304,8 @@ class _Output:
             try:
                 _sync_directory(os.path.dirname(self.replaces))
             except OSError as error:
-                raise _NotSynced(error.strerror or str(error)) from None
+                msg = f"written, but its directory could not be synced ({error.strerror or error})"
+                raise _NotSynced(msg) from None
 
 
 # What a file written in place holds after a failed export, cut or not: each follows
@@ -313,8 +325,8 @@ class _NotCut(Exception):
 
 
 class _NotSynced(Exception):
-    """The new file is in place, but its directory could not be synced: the rename may not
-    survive a power loss."""
+    """The export is whole in its file, but a sync failed: the new file's directory (the rename
+    may not survive a power loss), or a file written in place. The message says which."""
 
 
 # What a directory that cannot be synced answers: a filesystem without directory fsync, or a
@@ -524,8 +536,7 @@ def _export(args: argparse.Namespace) -> int:
             if output.owned:
                 output.finish()
         except _NotSynced as error:
-            msg = f"--out {args.out}: written, but its directory could not be synced ({error})"
-            raise CommandError(msg) from None
+            raise CommandError(f"--out {args.out}: {error}") from None
         except _NotCut as error:
             msg = (
                 f"--out {args.out}: written in place, but the rest of the earlier file follows "
