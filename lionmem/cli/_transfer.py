@@ -265,8 +265,7 @@ class _Output:
                         os.ftruncate(descriptor, written)
                     except OSError as error:
                         held = f"{_HELD_UNCUT} ({error.strerror or error})"
-        with contextlib.suppress(OSError):
-            self.stream.close()
+        self._close_quietly()
         if self.partial is not None:
             self.partial.unlink(missing_ok=True)
         return held
@@ -279,24 +278,20 @@ class _Output:
         if self.in_place:  # the earlier file may have been longer
             descriptor = self.stream.fileno()
             end = os.lseek(descriptor, 0, os.SEEK_CUR)
-            longer = os.fstat(descriptor).st_size > end
-            cut = not longer
-            try:
-                if longer:
+            if os.fstat(descriptor).st_size > end:
+                try:
                     os.ftruncate(descriptor, end)
-                    cut = True
-                os.fsync(descriptor)  # on the disk before the export is said to be written
+                except OSError as error:
+                    self._close_quietly()
+                    raise _NotCut(error.strerror or error) from None
+            try:  # on the disk before the export is said to be written
+                os.fsync(descriptor)
             except OSError as error:
-                with contextlib.suppress(OSError):
-                    self.stream.close()
-                reason = error.strerror or str(error)
-                if not cut:
-                    raise _NotCut(reason) from None
-                msg = (
-                    f"written in place, but it could not be synced ({reason}): part of it may "
-                    "not be on the disk"
-                )
-                raise _NotSynced(msg) from None
+                self._close_quietly()
+                raise _NotSynced(
+                    f"written in place and holds the export, but syncing it failed "
+                    f"({error.strerror or error}): part of it may not be on the disk"
+                ) from None
         self.stream.close()
         if self.partial is not None:
             os.replace(self.partial, self.replaces)
@@ -304,8 +299,13 @@ class _Output:
             try:
                 _sync_directory(os.path.dirname(self.replaces))
             except OSError as error:
-                msg = f"written, but its directory could not be synced ({error.strerror or error})"
-                raise _NotSynced(msg) from None
+                raise _NotSynced(
+                    f"written, but its directory could not be synced ({error.strerror or error})"
+                ) from None
+
+    def _close_quietly(self) -> None:
+        with contextlib.suppress(OSError):
+            self.stream.close()
 
 
 # What a file written in place holds after a failed export, cut or not: each follows
