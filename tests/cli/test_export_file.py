@@ -423,17 +423,24 @@ def test_a_complete_export_in_place_that_cannot_be_cut_says_so(
     assert earlier.read_bytes() == export + content[len(export) :]
 
 
-@pytest.mark.parametrize("longer", [True, False])
+@pytest.fixture(params=[True, False], ids=["longer", "shorter"])
+def earlier_in_place(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """An earlier file, longer or shorter than the sample's export, that it writes in place."""
+    size = 2 * SAMPLE.stat().st_size if request.param else 100
+    return _written_in_place(tmp_path, size, monkeypatch)
+
+
 def test_a_complete_export_in_place_is_cut_then_synced(
-    tmp_path: Path,
+    earlier_in_place: Path,
     sample_db: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    longer: bool,
 ) -> None:
     """A whole export written in place is on the disk, cut to its end, before it is reported."""
-    size = 2 * SAMPLE.stat().st_size if longer else 100
-    earlier = _written_in_place(tmp_path, size, monkeypatch)
+    earlier = earlier_in_place
+    longer = earlier.stat().st_size > SAMPLE.stat().st_size
     events: list[str] = []
     fsync, ftruncate = os.fsync, os.ftruncate
 
@@ -454,17 +461,15 @@ def test_a_complete_export_in_place_is_cut_then_synced(
     assert earlier.read_bytes() == SAMPLE.read_bytes()
 
 
-@pytest.mark.parametrize("longer", [True, False])
 def test_an_export_in_place_that_cannot_be_synced_says_so(
-    tmp_path: Path,
+    earlier_in_place: Path,
     sample_db: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    longer: bool,
 ) -> None:
     """A sync of a file written in place that fails (an I/O error) is exit 2: the file holds
     the whole export, cut to its end, and the message says it may not all be on the disk."""
-    earlier = _written_in_place(tmp_path, 2 * SAMPLE.stat().st_size if longer else 100, monkeypatch)
+    earlier = earlier_in_place
     monkeypatch.setattr(os, "fsync", _refused(errno.EIO))
     assert main(["export", "--db", str(sample_db), "--out", str(earlier)]) == 2
     assert capsys.readouterr() == (
