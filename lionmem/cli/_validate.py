@@ -227,15 +227,15 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
         try:
             for problem in validator.iter_errors(value):
                 parts = list(problem.absolute_path)
-                where = line + document.count("\n", 0, _located(document, parts))
-                located.append((where, json_path(parts), problem.message))
+                located.append((_located(document, parts), json_path(parts), problem.message))
         except RecursionError:
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         report.invalid += bool(located)
-        # In the order a person reads the file: by line, then path, then message.
-        for where, at, message in sorted(located):
+        # In the order a person reads the file: by where the value begins, then by message.
+        for offset, at, message in sorted(located):
+            where = line + document.count("\n", 0, offset)
             yield f"{name}:{where}: {at}: {visible(message)}"
 
 

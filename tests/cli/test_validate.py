@@ -335,3 +335,21 @@ def test_a_byte_order_mark_at_the_start_of_a_file_is_not_a_problem(tmp_path: Pat
             "c.txt: 1 document, 0 invalid (memory_item)",
         ],
     )
+
+
+def test_the_problems_of_a_line_come_in_the_order_of_their_values(tmp_path: Path) -> None:
+    """Problems on one line are printed in the order their values stand in it (``[2]`` before
+    ``[10]``), problems of the same value by message."""
+    (tmp_path / "a.jsonl").write_text(
+        json.dumps({"tags": ["a", "b", *range(2, 12)], "id": "x"}) + "\n"
+    )
+    result = lionmem("validate", "a.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "a.jsonl:1: $: Unevaluated properties are not allowed ('id' was unexpected)",
+            *(f"a.jsonl:1: $.tags[{i}]: {i} is not of type 'string'" for i in range(2, 12)),
+            "a.jsonl:1: $.id: 'x' is not a 'uuid'",
+            "a.jsonl: 1 document, 1 invalid (memory_item)",
+        ],
+    )
