@@ -4,8 +4,9 @@ A ``.jsonl`` or ``.ndjson`` file is JSON Lines (read line by line, each problem 
 is found), a ``.json`` file one document, any other file one document if it parses as one or
 its first line is not a whole value (a document written over several lines), else JSON Lines.
 Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
-(``$.tags[0]``); text that is not UTF-8 or not JSON is a problem of its document too. The
-schema is ``--schema`` (default ``memory_item``).
+(``$.tags[0]``), in the order the values stand in the document (of a key given twice, the
+last value, the one parsers keep); text that is not UTF-8 or not JSON is a problem of its
+document too. The schema is ``--schema`` (default ``memory_item``).
 Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
 the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 """
@@ -13,11 +14,12 @@ the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 from __future__ import annotations
 
 import argparse
+import bisect
 import codecs
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
@@ -65,28 +67,56 @@ def json_path(parts: Any) -> str:
     return text
 
 
-def _located(text: str, parts: list[Any]) -> int:
-    """Return the offset in the JSON ``text`` of the value at ``parts`` (keys and indexes)."""
-    decoder = json.JSONDecoder()
-    position = _skip(text, 0)
-    for part in parts:
-        opener = text[position]
-        position = _skip(text, position + 1)
-        if opener == "[":
-            for _ in range(int(part)):
-                _, position = decoder.raw_decode(text, position)
-                position = _skip(text, _skip(text, position) + 1)
+def _offsets(text: str, paths: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Return the offset in the JSON ``text`` of the value at each of ``paths`` (keys and
+    indexes), all found in one reading of the text; of a key given twice, the last one's, the
+    value the parser keeps."""
+    wanted: dict[Any, Any] = {}
+    for path in paths:
+        node = wanted
+        for part in path:
+            node = node.setdefault(part, {})
+    found: dict[tuple[Any, ...], int] = {}
+    _find(text, _skip(text, 0), (), wanted, found)
+    return found
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _find(
+    text: str,
+    position: int,
+    path: tuple[Any, ...],
+    wanted: dict[Any, Any],
+    found: dict[tuple[Any, ...], int],
+) -> int:
+    """Record in ``found`` where the value at ``position`` (at ``path``) begins, and the values
+    in it that ``wanted`` names; return the offset after the value. A later value of the same
+    path (a key given twice) overwrites an earlier one."""
+    found[path] = position
+    opener = text[position]
+    if not wanted or opener not in ("[", "{"):
+        _, end = _DECODER.raw_decode(text, position)
+        return end
+    closer = "]" if opener == "[" else "}"
+    position = _skip(text, position + 1)
+    index = 0
+    while text[position] != closer:
+        if opener == "{":
+            key, position = scanstring(text, position + 1)
+            position = _skip(text, _skip(text, position) + 1)
         else:
-            while text[position] != "}":
-                key, position = scanstring(text, position + 1)
-                position = _skip(text, _skip(text, position) + 1)
-                if key == part:
-                    break
-                _, position = decoder.raw_decode(text, position)
-                position = _skip(text, position)
-                if text[position] == ",":
-                    position = _skip(text, position + 1)
-    return position
+            key, index = index, index + 1
+        inner = wanted.get(key)
+        if inner is None:
+            _, position = _DECODER.raw_decode(text, position)
+        else:
+            position = _find(text, position, (*path, key), inner, found)
+        position = _skip(text, position)
+        if text[position] == ",":
+            position = _skip(text, position + 1)
+    return position + 1
 
 
 def _skip(text: str, position: int) -> int:
@@ -223,20 +253,29 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
-        located = []
         try:
-            for problem in validator.iter_errors(value):
-                parts = list(problem.absolute_path)
-                located.append((_located(document, parts), json_path(parts), problem.message))
+            located = _checked(validator, document, value)
         except RecursionError:
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         report.invalid += bool(located)
-        # In the order a person reads the file: by where the value begins, then by message.
-        for offset, at, message in sorted(located):
-            where = line + document.count("\n", 0, offset)
-            yield f"{name}:{where}: {at}: {visible(message)}"
+        for where, at, message in located:
+            yield f"{name}:{line + where}: {at}: {visible(message)}"
+
+
+def _checked(validator: Any, document: str, value: Any) -> list[tuple[int, str, str]]:
+    """The problems of the parsed ``document``, each as (line within it from 0, JSON path,
+    message), in the order a person reads it: by where its value begins, then by message."""
+    found = [
+        (tuple(problem.absolute_path), problem.message) for problem in validator.iter_errors(value)
+    ]
+    if not found:
+        return []
+    offsets = _offsets(document, [path for path, _ in found])
+    ordered = sorted((offsets[path], json_path(path), message) for path, message in found)
+    breaks = [match.start() for match in re.finditer("\n", document)]
+    return [(bisect.bisect(breaks, offset), at, message) for offset, at, message in ordered]
 
 
 def _run(args: argparse.Namespace) -> int:

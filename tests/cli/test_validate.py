@@ -353,3 +353,50 @@ def test_the_problems_of_a_line_come_in_the_order_of_their_values(tmp_path: Path
             "a.jsonl: 1 document, 1 invalid (memory_item)",
         ],
     )
+
+
+def test_a_key_given_twice_is_checked_and_located_by_its_last_value(tmp_path: Path) -> None:
+    """Of a key given twice the last value counts, as JSON parsers keep it; its problems are
+    located there, whatever the earlier value was."""
+    (tmp_path / "twice.jsonl").write_text(
+        '{"tags": 5, "tags": ["a", 1]}\n'
+        '{"tags": "xx", "tags": [1]}\n'
+        '{"tags": [[1]], "tags": 3, "content": "x", "tags": ["a", "b", 7]}\n'
+    )
+    (tmp_path / "twice.json").write_text(
+        '{\n  "tags": [1, 2],\n  "content": "x",\n  "tags": [\n    "a",\n    3\n  ]\n}\n'
+    )
+    result = lionmem("validate", "twice.jsonl", "twice.json", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            "twice.jsonl:1: $.tags[1]: 1 is not of type 'string'",
+            "twice.jsonl:2: $.tags[0]: 1 is not of type 'string'",
+            "twice.jsonl:3: $.tags[2]: 7 is not of type 'string'",
+            "twice.jsonl: 3 documents, 3 invalid (memory_item)",
+            "twice.json:6: $.tags[1]: 3 is not of type 'string'",
+            "twice.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_every_problem_of_a_document_with_thousands_is_printed_on_its_line(
+    tmp_path: Path,
+) -> None:
+    """A document with thousands of problems gets each on the line of its value, in order."""
+    count = 3000
+    tags = [f"t{i}" if i % 3 else i for i in range(count)]
+    (tmp_path / "many.json").write_text(json.dumps({"content": "x", "tags": tags}, indent=1))
+    result = lionmem("validate", "many.json", cwd=tmp_path)
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            *(
+                f"many.json:{i + 4}: $.tags[{i}]: {i} is not of type 'string'"
+                for i in range(0, count, 3)
+            ),
+            "many.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
