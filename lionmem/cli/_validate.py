@@ -6,7 +6,8 @@ its first line is not a whole value (a document written over several lines), els
 Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
 (``$.tags[0]``), in the order the values stand in the document (of a key given twice, the
 last value, the one parsers keep); text that is not UTF-8 or not JSON is a problem of its
-document too. The schema is ``--schema`` (default ``memory_item``).
+document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
+not) or a number too large for a float. The schema is ``--schema`` (default ``memory_item``).
 Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
 the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
 """
@@ -18,6 +19,7 @@ import bisect
 import codecs
 import io
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -117,6 +119,33 @@ def _find(
         if text[position] == ",":
             position = _skip(text, position + 1)
     return position + 1
+
+
+def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
+    """Yield the path of every number in ``value`` that is not finite (NaN, an infinity)."""
+    pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            yield path
+        elif isinstance(value, dict):
+            pending.extend(((*path, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend(((*path, index), item) for index, item in enumerate(value))
+
+
+# A number Python reads as not finite, as written: NaN or an infinity, or one too large for a float.
+_NOT_FINITE = re.compile(r"NaN|-?Infinity|[-+.0-9eE]+")
+
+
+def _not_json_number(text: str, position: int) -> str:
+    """The problem of the number at ``position`` in ``text`` that Python reads as not finite."""
+    found = _NOT_FINITE.match(text, position)
+    literal = "" if found is None else found.group()
+    if literal in ("NaN", "Infinity", "-Infinity"):
+        return f"{literal} is not JSON: JSON has no NaN or Infinity"
+    sign = "-" if literal.startswith("-") else ""
+    return f"{literal} is too large a number (read as {sign}Infinity): JSON has no NaN or Infinity"
 
 
 def _skip(text: str, position: int) -> int:
@@ -270,9 +299,11 @@ def _checked(validator: Any, document: str, value: Any) -> list[tuple[int, str, 
     found = [
         (tuple(problem.absolute_path), problem.message) for problem in validator.iter_errors(value)
     ]
-    if not found:
+    not_finite = list(_not_finite(value))
+    if not found and not not_finite:
         return []
-    offsets = _offsets(document, [path for path, _ in found])
+    offsets = _offsets(document, [path for path, _ in found] + not_finite)
+    found += [(path, _not_json_number(document, offsets[path])) for path in not_finite]
     ordered = sorted((offsets[path], json_path(path), message) for path, message in found)
     breaks = [match.start() for match in re.finditer("\n", document)]
     return [(bisect.bisect(breaks, offset), at, message) for offset, at, message in ordered]

@@ -400,3 +400,35 @@ def test_every_problem_of_a_document_with_thousands_is_printed_on_its_line(
             "many.json: 1 document, 1 invalid (memory_item)",
         ],
     )
+
+
+def test_numbers_json_has_not_are_problems_where_they_stand(tmp_path: Path) -> None:
+    """NaN, Infinity, -Infinity and a number too large for a float are problems at their path
+    and line, whatever the schema says of the value; the text ``"NaN"`` and a number too small
+    for a float are not."""
+    (tmp_path / "n.jsonl").write_text(
+        '{"created_at": NaN, "metadata": {"s": Infinity, "t": [1, -Infinity]}}\n'
+        '{"created_at": 1e400, "metadata": {"u": -1E+999}, "tags": [NaN]}\n'
+        '{"content": "NaN", "metadata": {"small": 1e-400, "big": 1e308}}\n'
+    )
+    (tmp_path / "n.json").write_text(
+        '{\n  "content": "x",\n  "metadata": {\n    "a": NaN\n  }\n}\n'
+    )
+    result = lionmem("validate", "n.jsonl", "n.json", cwd=tmp_path)
+    suffix = "JSON has no NaN or Infinity"
+    assert (result.status, result.stderr, result.stdout.splitlines()) == (
+        1,
+        "",
+        [
+            f"n.jsonl:1: $.created_at: NaN is not JSON: {suffix}",
+            f"n.jsonl:1: $.metadata.s: Infinity is not JSON: {suffix}",
+            f"n.jsonl:1: $.metadata.t[1]: -Infinity is not JSON: {suffix}",
+            f"n.jsonl:2: $.created_at: 1e400 is too large a number (read as Infinity): {suffix}",
+            f"n.jsonl:2: $.metadata.u: -1E+999 is too large a number (read as -Infinity): {suffix}",
+            f"n.jsonl:2: $.tags[0]: NaN is not JSON: {suffix}",
+            "n.jsonl:2: $.tags[0]: nan is not of type 'string'",
+            "n.jsonl: 3 documents, 2 invalid (memory_item)",
+            f"n.json:4: $.metadata.a: NaN is not JSON: {suffix}",
+            "n.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
