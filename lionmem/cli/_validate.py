@@ -5,7 +5,7 @@ is found), a ``.json`` file one document, any other file one document if it pars
 its first line is not a whole value (a document written over several lines), else JSON Lines.
 Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON path
 (``$.tags[0]``), in the order the values stand in the document (of a key given twice, the
-last value, the one parsers keep); text that is not UTF-8 or not JSON is a problem of its
+last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
 not) or a number too large for a float. The schema is ``--schema`` (default ``memory_item``).
 Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
@@ -121,17 +121,36 @@ def _find(
     return position + 1
 
 
+def _loads(document: str) -> tuple[Any, bool]:
+    """``document`` parsed, and whether it holds a number that is not finite (NaN, an
+    infinity, or one too large for a float), so that only such a document is searched for it."""
+    seen = False
+
+    def constant(literal: str) -> float:
+        nonlocal seen
+        seen = True
+        return float(literal)
+
+    def number(literal: str) -> float:
+        nonlocal seen
+        parsed = float(literal)
+        seen = seen or math.isinf(parsed)
+        return parsed
+
+    return json.loads(document, parse_constant=constant, parse_float=number), seen
+
+
 def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
     """Yield the path of every number in ``value`` that is not finite (NaN, an infinity)."""
     pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
     while pending:
-        path, value = pending.pop()
-        if isinstance(value, float) and not math.isfinite(value):
+        path, current = pending.pop()
+        if isinstance(current, float) and not math.isfinite(current):
             yield path
-        elif isinstance(value, dict):
-            pending.extend(((*path, key), item) for key, item in value.items())
-        elif isinstance(value, list):
-            pending.extend(((*path, index), item) for index, item in enumerate(value))
+        elif isinstance(current, dict):
+            pending.extend(((*path, key), item) for key, item in current.items())
+        elif isinstance(current, list):
+            pending.extend(((*path, index), item) for index, item in enumerate(current))
 
 
 # A number Python reads as not finite, as written: NaN or an infinity, or one too large for a float.
@@ -141,7 +160,7 @@ _NOT_FINITE = re.compile(r"NaN|-?Infinity|[-+.0-9eE]+")
 def _not_json_number(text: str, position: int) -> str:
     """The problem of the number at ``position`` in ``text`` that Python reads as not finite."""
     found = _NOT_FINITE.match(text, position)
-    literal = "" if found is None else found.group()
+    literal = found.group() if found is not None else "a number"
     if literal in ("NaN", "Infinity", "-Infinity"):
         return f"{literal} is not JSON: JSON has no NaN or Infinity"
     sign = "-" if literal.startswith("-") else ""
@@ -268,7 +287,7 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
         report.documents += 1
         try:
             document = _decoded(data)
-            value = json.loads(document)
+            value, odd_numbers = _loads(document)
         except _NotText as error:
             report.invalid += 1
             yield f"{name}:{line}: {error}"
@@ -283,7 +302,7 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         try:
-            located = _checked(validator, document, value)
+            located = _checked(validator, document, value, odd_numbers=odd_numbers)
         except RecursionError:
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
@@ -293,13 +312,16 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             yield f"{name}:{line + where}: {at}: {visible(message)}"
 
 
-def _checked(validator: Any, document: str, value: Any) -> list[tuple[int, str, str]]:
+def _checked(
+    validator: Any, document: str, value: Any, *, odd_numbers: bool
+) -> list[tuple[int, str, str]]:
     """The problems of the parsed ``document``, each as (line within it from 0, JSON path,
-    message), in the order a person reads it: by where its value begins, then by message."""
+    message), in the order a person reads it: by where its value begins, then by message.
+    ``odd_numbers``: whether it holds a number that is not finite (see ``_loads``)."""
     found = [
         (tuple(problem.absolute_path), problem.message) for problem in validator.iter_errors(value)
     ]
-    not_finite = list(_not_finite(value))
+    not_finite = list(_not_finite(value)) if odd_numbers else []
     if not found and not not_finite:
         return []
     offsets = _offsets(document, [path for path, _ in found] + not_finite)
