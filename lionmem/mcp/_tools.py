@@ -25,7 +25,7 @@ import anyio.to_thread
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from lionmem.errors import (
     MemoryAdapterError,
@@ -69,6 +69,10 @@ class _Refused(Exception):
     """A call the server refuses, with the message the client gets."""
 
 
+class _Unsendable(Exception):
+    """An item that JSON cannot carry unchanged, with the problem."""
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """What a tool call answers: structured content (``None`` for an error) and its text."""
@@ -88,6 +92,24 @@ def _too_deep(what: str, depth: int, where: str, around: int) -> str:
 
 def _dump(item: MemoryItem) -> dict[str, Any]:
     return item.model_dump(mode="json")
+
+
+def _sendable(item: MemoryItem) -> dict[str, Any]:
+    """``item`` as the JSON value it is sent as; ``_Unsendable`` if that cannot be it unchanged.
+
+    Items that came through ``memory_store`` always can be. A program may have stored one
+    directly holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an
+    object), which the serializer refuses, or NaN or an infinity, which it would write as null.
+    """
+    try:
+        dumped = _dump(item)
+        to_json(dumped)  # a lone surrogate in a string fails only here
+    except (PydanticSerializationError, UnicodeError) as exc:
+        raise _Unsendable(str(exc)) from None
+    problem = _non_finite({"metadata": item.metadata, "content": item.content})
+    if problem is not None:
+        raise _Unsendable(problem)
+    return dumped
 
 
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
@@ -162,7 +184,8 @@ def _key(key: str) -> str:
 
 
 def _non_finite(item: dict[str, Any]) -> str | None:
-    """The problem of the first NaN or infinity in ``item`` (JSON values), if any.
+    """The problem of the first NaN or infinity in ``item`` (JSON values, or the Python values
+    a program stored, whose tuples and sets are sent as arrays, in their order), if any.
 
     JSON has neither, but the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``.
     """
@@ -172,10 +195,11 @@ def _non_finite(item: dict[str, Any]) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             return f"{path.removeprefix('.')}: {value} is not a JSON number (JSON has no NaN or Infinity)"
         if isinstance(value, dict):
-            pending.extend((path + _key(key), value[key]) for key in reversed(value))
-        elif isinstance(value, list):
+            pending.extend((path + _key(str(key)), value[key]) for key in reversed(value))
+        elif isinstance(value, list | tuple | set | frozenset):
+            values = list(value)
             pending.extend(
-                (f"{path}[{index}]", value[index]) for index in reversed(range(len(value)))
+                (f"{path}[{index}]", values[index]) for index in reversed(range(len(values)))
             )
     return None
 
@@ -300,7 +324,10 @@ class MemoryTools:
         item = await self._store.retrieve(item_id)
         if item is None:
             return {"item": None}
-        dumped = _dump(item)
+        try:
+            dumped = _sendable(item)
+        except _Unsendable as exc:
+            raise _Refused(f"item {item_id} cannot be sent as JSON unchanged: {exc}") from None
         depth = nesting(dumped)  # a program may have stored it directly, past memory_store's check
         if depth + RETRIEVE_NESTING > MAX_NESTING:
             raise _Refused(_too_deep(f"item {item_id}", depth, "a response", RETRIEVE_NESTING))
@@ -328,16 +355,20 @@ class MemoryTools:
         # hits left out always fits (check_limits made sure it does for max_limit hits).
         for position, hit in enumerate(hits):
             later = len(hits) - position - 1
-            dumped = _dump(hit)
-            size = cost(dumped)
-            deep = nesting(dumped) + SEARCH_NESTING > MAX_NESTING  # stored past memory_store
-            if not deep and used + size + OMITTED_ENTRY * later <= self.max_bytes:
-                items.append(dumped)
-                used += size
+            try:
+                dumped = _sendable(hit)  # stored past memory_store, it may hold what JSON cannot
+            except _Unsendable:
+                entry: dict[str, Any] = {"id": str(hit.id), "bytes": None}
             else:
+                size = cost(dumped)
+                deep = nesting(dumped) + SEARCH_NESTING > MAX_NESTING  # stored past memory_store
+                if not deep and used + size + OMITTED_ENTRY * later <= self.max_bytes:
+                    items.append(dumped)
+                    used += size
+                    continue
                 entry = {"id": dumped["id"], "bytes": len(to_json(dumped))}
-                omitted.append(entry)
-                used += cost(entry)
+            omitted.append(entry)
+            used += cost(entry)
         return self._fits(structured, "the search result")
 
     async def _delete(self, arguments: dict[str, Any]) -> Structured:
