@@ -223,7 +223,9 @@ class MemoryTools:
     ``memory_delete`` and ``memory_count`` when the store has ``delete`` and ``count``.
 
     ``max_limit`` caps every search's limit; ``max_bytes`` caps every response (see
-    ``lionmem.mcp._bounds``). ``ValueError`` when the cap is too small for the limit.
+    ``lionmem.mcp._bounds``). ``ValueError`` when the cap is too small for the limit. The tools
+    answer tool calls only, so a cap under a server's list of tools is theirs to take
+    (``create_server`` refuses it).
     """
 
     def __init__(
