@@ -26,6 +26,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 from lionmem.errors import (
     MemoryAdapterError,
@@ -63,6 +65,9 @@ _CHECK_SLOTS = 2
 """Arguments holding more JSON values than this are checked against the schema off the loop."""
 
 Structured = dict[str, Any]
+
+_EVERY_PROPERTY = ("additionalProperties", "unevaluatedProperties")
+"""Keywords that give every property a schema (unless they are false)."""
 
 
 class _Refused(Exception):
@@ -113,14 +118,16 @@ def _sendable(item: MemoryItem) -> dict[str, Any]:
 
 
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
-    # The most specific problems first: a field of the wrong type also shows up, less clearly,
-    # as an "unevaluated" property of the whole item. The problems stream by, counted: only the
-    # first few are kept (as sorted()[:n] would pick them), whatever the number of problems.
+    # The most specific problems first: those of a field before those of the whole item. The
+    # problems stream by, counted: only the first few are kept (as sorted()[:n] would pick
+    # them), whatever the number of problems.
     count = 0
 
     def counted() -> Iterator[JsonSchemaError]:
         nonlocal count
         for error in validator.iter_errors(arguments):
+            if error.validator == "unevaluatedProperties" and not _unknown_left(error, validator):
+                continue
             count += 1
             yield error
 
@@ -130,6 +137,57 @@ def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any])
     shown = "; ".join(_cut(f"{_where(e.json_path)}: {e.message}", _PROBLEM_CHARS) for e in first)
     more = count - _MAX_REPORTED
     return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _unknown_left(error: JsonSchemaError, validator: Draft202012Validator) -> bool:
+    """Leave out of an ``unevaluatedProperties: false`` problem the properties the schema names;
+    return whether any property is left to report.
+
+    jsonschema counts a property as unevaluated when the ``allOf`` part naming it fails
+    (``created_at`` of the wrong type fails the part that names ``metadata`` too); that failure
+    is a problem of its own, and such a property is not unexpected.
+    """
+    if error.validator_value is not False or not isinstance(error.instance, dict):
+        return True
+    # The tool documents are bundled: every reference points into the document itself.
+    resolver = Registry().resolver_with_root(DRAFT202012.create_resource(validator.schema))
+    unknown = sorted(
+        (key for key in error.instance if not _names(error.schema, key, resolver.lookup)), key=str
+    )
+    if not unknown:
+        return False
+    verb = "was" if len(unknown) == 1 else "were"
+    listed = ", ".join(repr(key) for key in unknown)
+    error.message = f"Unevaluated properties are not allowed ({listed} {verb} unexpected)"
+    return True
+
+
+def _names(schema: Any, key: str, lookup: Callable[[str], Any]) -> bool:
+    """Whether ``schema`` gives property ``key`` a schema, itself or through a part that must hold
+    (a ``$ref``, an ``allOf`` part), whether or not that part holds.
+
+    A part that must hold and fails is a problem reported on its own. A property named only in a
+    branch that need not hold (``anyOf``, ``oneOf``, ``if``/``then``/``else``) is not looked
+    for: its branch may be left unused with nothing else failing, and then the property is
+    unexpected indeed.
+    """
+    pending = [schema]
+    seen: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if key in node.get("properties", {}):
+            return True
+        if any(re.search(pattern, key) for pattern in node.get("patternProperties", {})):
+            return True
+        if any(node.get(word, False) is not False for word in _EVERY_PROPERTY):
+            return True
+        if "$ref" in node:
+            pending.append(lookup(node["$ref"]).contents)
+        pending += node.get("allOf", [])
+    return False
 
 
 def _holds_many(value: Any, limit: int) -> bool:
