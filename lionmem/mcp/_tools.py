@@ -25,7 +25,7 @@ import anyio.to_thread
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import to_json
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
@@ -123,12 +123,15 @@ def _sendable(item: MemoryItem) -> dict[str, Any]:
     directly holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an
     object), which the serializer refuses, or NaN or an infinity, which it would write as null.
     """
+    values = {"metadata": item.metadata, "content": item.content}
     try:
         dumped = _dump(item)
-        to_json(dumped)  # a lone surrogate in a string fails only here
-    except (PydanticSerializationError, UnicodeError) as exc:
+        # A lone surrogate fails only here; NaN and infinities come out as their literals.
+        text = to_json(values, inf_nan_mode="constants")
+    except ValueError as exc:  # the serializer's errors, a circular or too deep value among them
         raise _Unsendable(str(exc)) from None
-    problem = _non_finite({"metadata": item.metadata, "content": item.content})
+    # The walk, which names the path, only where the text shows it may find something.
+    problem = _non_finite(values) if b"NaN" in text or b"Infinity" in text else None
     if problem is not None:
         raise _Unsendable(problem)
     return dumped

@@ -18,6 +18,22 @@ from lionmem.mcp import MemoryTools, create_server
 from lionmem.mcp._bounds import result_size
 from tests.mcp.support import structured
 
+
+def _circular() -> list[Any]:
+    """A list that holds itself."""
+    value: list[Any] = []
+    value.append(value)
+    return value
+
+
+def _nested(depth: int) -> list[Any]:
+    """Lists ``depth`` deep, past what the serializer writes."""
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 GOOD = MemoryItem(id=UUID(int=1), created_at=1.0, content="good", tags=["t"])
 
 # Each content, and the problem memory_retrieve names for it.
@@ -39,6 +55,8 @@ UNSENDABLE: list[tuple[Any, str]] = [
         "content['a b'][1][1]: nan is not a JSON number (JSON has no NaN or Infinity)",
     ),
     ({-float("inf")}, "content[0]: -inf is not a JSON number (JSON has no NaN or Infinity)"),
+    (_circular(), "Circular reference detected (id repeated)"),
+    (_nested(300), "Maximum serialization depth exceeded"),
 ]
 
 
