@@ -22,6 +22,7 @@ from lionmem.mcp._bounds import (
     DEFAULT_MAX_LIMIT,
     DEFAULT_MAX_REQUEST_BYTES,
     check_request_cap,
+    check_server_limits,
 )
 
 __all__ = ["ENV_TOKEN", "register"]
@@ -93,7 +94,6 @@ def _say(text: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     try:
         from lionmem.mcp import (
-            check_limits,
             create_server,
             http_app,
             parse_address,
@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError(msg)
     token = args.token if args.token is not None else os.environ.get(ENV_TOKEN) or None
     try:
-        check_limits(args.max_limit, args.max_bytes)
+        check_server_limits(args.max_limit, args.max_bytes)
         check_request_cap(args.max_request_bytes)
         address = None if args.http is None else parse_address(args.http)
         if address is not None:

@@ -8,6 +8,8 @@ writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept f
 around the result: the JSON-RPC framing, the request id and the SDK's own fields. A request
 is capped as it arrives (a stdin line, an HTTP body), before anything parses it. Nesting is
 capped too: the SDK's JSON parser reads at most ``MAX_NESTING`` levels of arrays and objects.
+A server's answers other than tool results are bounded in advance, the largest being its list
+of tools, so a server's response cap must hold that one (``min_response_bytes``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_core import to_json
+
+from lionmem.mcp._documents import tool_documents
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -29,7 +33,9 @@ __all__ = [
     "SEARCH_NESTING",
     "check_limits",
     "check_request_cap",
+    "check_server_limits",
     "cost",
+    "min_response_bytes",
     "nesting",
     "result_size",
 ]
@@ -91,18 +97,45 @@ def result_size(structured: Any) -> int:
     return ENVELOPE + len(text) + len(to_json(text.decode()))
 
 
+def _search_need(max_limit: int) -> int:
+    """The bytes a search result needs to list ``max_limit`` hits as left out."""
+    return ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * max_limit
+
+
 def check_limits(max_limit: int, max_bytes: int) -> None:
     """Raise ``ValueError`` unless a search can always report every hit it leaves out."""
     if max_limit < 0:
         msg = f"the maximum search limit must be 0 or more, got {max_limit}"
         raise ValueError(msg)
-    needed = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * max_limit
+    needed = _search_need(max_limit)
     if max_bytes < needed:
         msg = (
             f"a response cap of {max_bytes} bytes is too small for a maximum search limit of "
             f"{max_limit}: at least {needed} bytes are needed to list every hit left out"
         )
         raise ValueError(msg)
+
+
+def min_response_bytes() -> int:
+    """Return the smallest response cap of a server: its answer to ``tools/list``, every tool listed.
+
+    That answer is the tool documents as they are, in the envelope: the largest answer that is no
+    tool result (``initialize``, ``ping``, a protocol error); a tool result keeps to any cap.
+    """
+    return ENVELOPE + len(to_json({"tools": [document.tool for document in tool_documents()]}))
+
+
+def check_server_limits(max_limit: int, max_bytes: int) -> None:
+    """Raise ``ValueError`` unless every answer of a server fits ``max_bytes``: the limits pass
+    ``check_limits`` and the cap holds the list of tools. The message names the larger need."""
+    smallest = min_response_bytes()
+    if max_limit >= 0 and _search_need(max_limit) <= smallest and max_bytes < smallest:
+        msg = (
+            f"a response cap of {max_bytes} bytes is too small: it must be at least {smallest}, "
+            "or the server's answer to tools/list (its tools and their schemas) does not fit"
+        )
+        raise ValueError(msg)
+    check_limits(max_limit, max_bytes)
 
 
 def check_request_cap(max_request_bytes: int) -> None:

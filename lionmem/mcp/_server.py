@@ -14,7 +14,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from lionmem.errors import UnknownToolError
-from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT
+from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_server_limits
 from lionmem.mcp._tools import MemoryTools
 from lionmem.protocol import MemoryStore
 
@@ -38,11 +38,13 @@ def create_server(
 
     ``memory_delete`` and ``memory_count`` are listed when the store has ``delete`` and
     ``count``. ``max_limit`` caps every search's limit, ``max_bytes`` every response;
-    ``ValueError`` when the cap is too small to report every hit left out at that limit.
-    The caller keeps ownership of ``store`` (opening and closing it).
+    ``ValueError`` when the cap is too small to report every hit left out at that limit, or
+    to hold the answer to ``tools/list`` (``min_response_bytes()``). The caller keeps
+    ownership of ``store`` (opening and closing it).
     """
     from lionmem import __version__
 
+    check_server_limits(max_limit, max_bytes)
     tools = MemoryTools(store, max_limit=max_limit, max_bytes=max_bytes)
     listing = types.ListToolsResult(
         tools=[types.Tool.model_validate(document.tool) for document in tools.documents]

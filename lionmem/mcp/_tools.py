@@ -26,6 +26,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
 from pydantic_core import to_json
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 from lionmem.errors import (
     MemoryAdapterError,
@@ -58,15 +60,24 @@ _MAX_REPORTED = 5
 _PROBLEM_CHARS = 300
 """The most of one problem an error shows: a problem quotes the value at fault, of any size."""
 _INLINE_VALUES = 500
+"""Arguments holding more JSON values than this are checked against the schema off the loop."""
 _CHECK_SLOTS = 2
 """How many such checks run at once; the others wait their turn without taking a thread."""
-"""Arguments holding more JSON values than this are checked against the schema off the loop."""
+_CANONICAL_UUID = re.compile("[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+"""The form of a ``format: uuid`` string, as docs/clients.md gives it to ajv."""
 
 Structured = dict[str, Any]
+
+_EVERY_PROPERTY = ("additionalProperties", "unevaluatedProperties")
+"""Keywords that give every property a schema (unless they are false)."""
 
 
 class _Refused(Exception):
     """A call the server refuses, with the message the client gets."""
+
+
+class _Unsendable(Exception):
+    """An item that JSON cannot carry unchanged, with the problem."""
 
 
 @dataclass(frozen=True)
@@ -86,19 +97,57 @@ def _too_deep(what: str, depth: int, where: str, around: int) -> str:
     )
 
 
+def _is_uuid(instance: object) -> bool:
+    return not isinstance(instance, str) or _CANONICAL_UUID.fullmatch(instance) is not None
+
+
+def _format_checker() -> FormatChecker:
+    """jsonschema's format checks, with ``uuid`` held to the canonical form.
+
+    jsonschema's own ``uuid`` check is ``UUID()``, which reads what ``int(..., 16)`` reads:
+    digits of other scripts and underscores too, taken for another id than the one written.
+    """
+    checker = FormatChecker()
+    checker.checks("uuid")(_is_uuid)
+    return checker
+
+
 def _dump(item: MemoryItem) -> dict[str, Any]:
     return item.model_dump(mode="json")
 
 
+def _sendable(item: MemoryItem) -> dict[str, Any]:
+    """``item`` as the JSON value it is sent as; ``_Unsendable`` if that cannot be it unchanged.
+
+    Items that came through ``memory_store`` always can be. A program may have stored one
+    directly holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an
+    object), which the serializer refuses, or NaN or an infinity, which it would write as null.
+    """
+    values = {"metadata": item.metadata, "content": item.content}
+    try:
+        dumped = _dump(item)
+        # A lone surrogate fails only here; NaN and infinities come out as their literals.
+        text = to_json(values, inf_nan_mode="constants")
+    except ValueError as exc:  # the serializer's errors, a circular or too deep value among them
+        raise _Unsendable(str(exc)) from None
+    # The walk, which names the path, only where the text shows it may find something.
+    problem = _non_finite(values) if b"NaN" in text or b"Infinity" in text else None
+    if problem is not None:
+        raise _Unsendable(problem)
+    return dumped
+
+
 def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any]) -> str | None:
-    # The most specific problems first: a field of the wrong type also shows up, less clearly,
-    # as an "unevaluated" property of the whole item. The problems stream by, counted: only the
-    # first few are kept (as sorted()[:n] would pick them), whatever the number of problems.
+    # The most specific problems first: those of a field before those of the whole item. The
+    # problems stream by, counted: only the first few are kept (as sorted()[:n] would pick
+    # them), whatever the number of problems.
     count = 0
 
     def counted() -> Iterator[JsonSchemaError]:
         nonlocal count
         for error in validator.iter_errors(arguments):
+            if error.validator == "unevaluatedProperties" and not _unknown_left(error, validator):
+                continue
             count += 1
             yield error
 
@@ -108,6 +157,57 @@ def _schema_problems(validator: Draft202012Validator, arguments: dict[str, Any])
     shown = "; ".join(_cut(f"{_where(e.json_path)}: {e.message}", _PROBLEM_CHARS) for e in first)
     more = count - _MAX_REPORTED
     return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _unknown_left(error: JsonSchemaError, validator: Draft202012Validator) -> bool:
+    """Leave out of an ``unevaluatedProperties: false`` problem the properties the schema names;
+    return whether any property is left to report.
+
+    jsonschema counts a property as unevaluated when the ``allOf`` part naming it fails
+    (``created_at`` of the wrong type fails the part that names ``metadata`` too); that failure
+    is a problem of its own, and such a property is not unexpected.
+    """
+    if error.validator_value is not False or not isinstance(error.instance, dict):
+        return True
+    # The tool documents are bundled: every reference points into the document itself.
+    resolver = Registry().resolver_with_root(DRAFT202012.create_resource(validator.schema))
+    unknown = sorted(
+        (key for key in error.instance if not _names(error.schema, key, resolver.lookup)), key=str
+    )
+    if not unknown:
+        return False
+    verb = "was" if len(unknown) == 1 else "were"
+    listed = ", ".join(repr(key) for key in unknown)
+    error.message = f"Unevaluated properties are not allowed ({listed} {verb} unexpected)"
+    return True
+
+
+def _names(schema: Any, key: str, lookup: Callable[[str], Any]) -> bool:
+    """Whether ``schema`` gives property ``key`` a schema, itself or through a part that must hold
+    (a ``$ref``, an ``allOf`` part), whether or not that part holds.
+
+    A part that must hold and fails is a problem reported on its own. A property named only in a
+    branch that need not hold (``anyOf``, ``oneOf``, ``if``/``then``/``else``) is not looked
+    for: its branch may be left unused with nothing else failing, and then the property is
+    unexpected indeed.
+    """
+    pending = [schema]
+    seen: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if key in node.get("properties", {}):
+            return True
+        if any(re.search(pattern, key) for pattern in node.get("patternProperties", {})):
+            return True
+        if any(node.get(word, False) is not False for word in _EVERY_PROPERTY):
+            return True
+        if "$ref" in node:
+            pending.append(lookup(node["$ref"]).contents)
+        pending += node.get("allOf", [])
+    return False
 
 
 def _holds_many(value: Any, limit: int) -> bool:
@@ -162,7 +262,8 @@ def _key(key: str) -> str:
 
 
 def _non_finite(item: dict[str, Any]) -> str | None:
-    """The problem of the first NaN or infinity in ``item`` (JSON values), if any.
+    """The problem of the first NaN or infinity in ``item`` (JSON values, or the Python values
+    a program stored, whose tuples and sets are sent as arrays, in their order), if any.
 
     JSON has neither, but the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``.
     """
@@ -172,10 +273,11 @@ def _non_finite(item: dict[str, Any]) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             return f"{path.removeprefix('.')}: {value} is not a JSON number (JSON has no NaN or Infinity)"
         if isinstance(value, dict):
-            pending.extend((path + _key(key), value[key]) for key in reversed(value))
-        elif isinstance(value, list):
+            pending.extend((path + _key(str(key)), value[key]) for key in reversed(value))
+        elif isinstance(value, list | tuple | set | frozenset):
+            values = list(value)
             pending.extend(
-                (f"{path}[{index}]", value[index]) for index in reversed(range(len(value)))
+                (f"{path}[{index}]", values[index]) for index in reversed(range(len(values)))
             )
     return None
 
@@ -199,7 +301,9 @@ class MemoryTools:
     ``memory_delete`` and ``memory_count`` when the store has ``delete`` and ``count``.
 
     ``max_limit`` caps every search's limit; ``max_bytes`` caps every response (see
-    ``lionmem.mcp._bounds``). ``ValueError`` when the cap is too small for the limit.
+    ``lionmem.mcp._bounds``). ``ValueError`` when the cap is too small for the limit. The tools
+    answer tool calls only, so a cap under a server's list of tools is theirs to take
+    (``create_server`` refuses it).
     """
 
     def __init__(
@@ -219,10 +323,9 @@ class MemoryTools:
             for document in tool_documents()
             if document.requires is None or callable(getattr(store, document.requires, None))
         )
+        formats = _format_checker()
         self._validators = {
-            document.name: Draft202012Validator(
-                document.input_schema, format_checker=FormatChecker()
-            )
+            document.name: Draft202012Validator(document.input_schema, format_checker=formats)
             for document in self.documents
         }
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Structured]]] = {
@@ -300,7 +403,10 @@ class MemoryTools:
         item = await self._store.retrieve(item_id)
         if item is None:
             return {"item": None}
-        dumped = _dump(item)
+        try:
+            dumped = _sendable(item)
+        except _Unsendable as exc:
+            raise _Refused(f"item {item_id} cannot be sent as JSON unchanged: {exc}") from None
         depth = nesting(dumped)  # a program may have stored it directly, past memory_store's check
         if depth + RETRIEVE_NESTING > MAX_NESTING:
             raise _Refused(_too_deep(f"item {item_id}", depth, "a response", RETRIEVE_NESTING))
@@ -328,16 +434,20 @@ class MemoryTools:
         # hits left out always fits (check_limits made sure it does for max_limit hits).
         for position, hit in enumerate(hits):
             later = len(hits) - position - 1
-            dumped = _dump(hit)
-            size = cost(dumped)
-            deep = nesting(dumped) + SEARCH_NESTING > MAX_NESTING  # stored past memory_store
-            if not deep and used + size + OMITTED_ENTRY * later <= self.max_bytes:
-                items.append(dumped)
-                used += size
+            try:
+                dumped = _sendable(hit)  # stored past memory_store, it may hold what JSON cannot
+            except _Unsendable:
+                entry: dict[str, Any] = {"id": str(hit.id), "bytes": None}
             else:
+                size = cost(dumped)
+                deep = nesting(dumped) + SEARCH_NESTING > MAX_NESTING  # stored past memory_store
+                if not deep and used + size + OMITTED_ENTRY * later <= self.max_bytes:
+                    items.append(dumped)
+                    used += size
+                    continue
                 entry = {"id": dumped["id"], "bytes": len(to_json(dumped))}
-                omitted.append(entry)
-                used += cost(entry)
+            omitted.append(entry)
+            used += cost(entry)
         return self._fits(structured, "the search result")
 
     async def _delete(self, arguments: dict[str, Any]) -> Structured:

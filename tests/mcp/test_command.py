@@ -11,7 +11,10 @@ import pytest
 from lionmem import InMemoryStore
 from lionmem.cli import main
 from lionmem.mcp import HttpAddress, create_server, http_app, parse_address
+from lionmem.mcp._bounds import min_response_bytes
 from lionmem.mcp._http import check_exposure, is_loopback
+
+SMALLEST = min_response_bytes()
 
 
 @pytest.mark.parametrize(
@@ -41,6 +44,22 @@ from lionmem.mcp._http import check_exposure, is_loopback
             ["--max-limit", "1000", "--max-bytes", "4096"],
             "a response cap of 4096 bytes is too small for a maximum search limit of 1000: at "
             "least 161224 bytes are needed to list every hit left out",
+        ),
+        (
+            ["--max-limit", "10", "--max-bytes", "2824"],
+            f"a response cap of 2824 bytes is too small: it must be at least {SMALLEST}, or the "
+            "server's answer to tools/list (its tools and their schemas) does not fit",
+        ),
+        (
+            ["--max-limit", "10", "--max-bytes", "2000"],
+            f"a response cap of 2000 bytes is too small: it must be at least {SMALLEST}, or the "
+            "server's answer to tools/list (its tools and their schemas) does not fit",
+        ),
+        (
+            ["--http", "127.0.0.1:0", "--max-limit", "0", "--max-bytes", str(SMALLEST - 1)],
+            f"a response cap of {SMALLEST - 1} bytes is too small: it must be at least "
+            f"{SMALLEST}, or the server's answer to tools/list (its tools and their schemas) "
+            "does not fit",
         ),
         (
             ["--max-request-bytes", "1023"],

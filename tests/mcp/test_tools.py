@@ -201,8 +201,7 @@ async def test_a_limit_that_is_no_integer_is_refused(limit: Any) -> None:
         (
             "memory_store",
             {"created_at": "2020-01-01"},
-            "invalid arguments for memory_store: created_at: '2020-01-01' is not of type 'number'; "
-            "arguments: Unevaluated properties are not allowed ('created_at' was unexpected)",
+            "invalid arguments for memory_store: created_at: '2020-01-01' is not of type 'number'",
         ),
         (
             "memory_store",

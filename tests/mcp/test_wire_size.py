@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from lionmem.mcp._bounds import ENVELOPE, OMITTED_ENTRY, SEARCH_FRAME
+from lionmem.mcp._bounds import min_response_bytes
 from tests.mcp.support import server_command
 
 MAX_LIMIT = 10
-MAX_BYTES = ENVELOPE + SEARCH_FRAME + OMITTED_ENTRY * MAX_LIMIT + 6000
+MAX_BYTES = min_response_bytes()
+"""The smallest cap a server takes: room for its list of tools, and a few hits of a search."""
 
 
 class RawSession:
@@ -103,6 +104,7 @@ def test_every_response_fits_the_cap_and_large_hits_are_reported(session: RawSes
     found = result["structuredContent"]
     assert found["limit"] == MAX_LIMIT
     assert found["omitted"], "the contents were chosen to overflow the cap"
+    assert found["items"], "and some of them to fit"
     listed = [hit["tags"][0] for hit in found["items"]]
     left_out = {entry["id"] for entry in found["omitted"]}
     assert len(listed) + len(left_out) == len(contents)

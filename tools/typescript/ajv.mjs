@@ -5,8 +5,8 @@ import addFormats from "ajv-formats";
 import { loadSchemas } from "./schemas.mjs";
 
 // ajv-formats 3.0.1 also accepts "urn:uuid:<uuid>"; the "uuid" format of JSON Schema (RFC 4122's
-// string form, as Python's jsonschema checks it) does not. Without this override ajv and jsonschema
-// disagree on such an id.
+// string form, 8-4-4-4-12 ASCII hex digits, as lionmem's MCP server checks it) does not. Without
+// this override ajv and Python disagree on such an id.
 export const UUID_FORMAT = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 /** A configured ajv instance holding every schema in `schemas` (parsed schema objects). */
