@@ -191,6 +191,16 @@ def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
     return seq, _decode(row[1:])
 
 
+def _seconds(name: str, value: object) -> float:
+    """``value`` as a float of seconds, or ``ValueError`` naming ``name`` if it is not a
+    positive number (an int too large for a float included)."""
+    if not isinstance(value, bool) and isinstance(value, int | float) and value > 0:
+        with contextlib.suppress(OverflowError):
+            return float(value)
+    msg = f"{name} must be a positive number of seconds, got {value!r}"
+    raise ValueError(msg)
+
+
 def _unusable(pool: Any) -> str | None:
     """Why a pool passed in can give no connection whatever the server does, if it cannot."""
     if pool.is_closing():
@@ -253,13 +263,8 @@ class PostgresMemoryStore:
                 f"a PostgreSQL server takes), got {max_size!r}"
             )
             raise ValueError(msg)
-        for name, value in (
-            ("connect_timeout", connect_timeout),
-            ("command_timeout", command_timeout),
-        ):
-            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
-                msg = f"{name} must be a positive number of seconds, got {value!r}"
-                raise ValueError(msg)
+        connect_seconds = _seconds("connect_timeout", connect_timeout)
+        command_seconds = _seconds("command_timeout", command_timeout)
         self._dsn = dsn
         self._namespace = namespace
         # A JSON string: holds any namespace (NUL included) in a text column, one to one.
@@ -267,8 +272,8 @@ class PostgresMemoryStore:
         self._pool: Any = pool
         self._owns_pool = pool is None
         self._max_size = max_size
-        self._connect_timeout = float(connect_timeout)
-        self._command_timeout = float(command_timeout)
+        self._connect_timeout = connect_seconds
+        self._command_timeout = command_seconds
         self._prepared = False
         self._analysed = False
         self._closed = False

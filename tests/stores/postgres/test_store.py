@@ -383,6 +383,16 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
         ({"dsn": "postgresql://x", "max_size": 10**9}, ValueError, "most connections"),
         ({"dsn": "postgresql://x", "connect_timeout": 0}, ValueError, "connect_timeout"),
         ({"dsn": "postgresql://x", "command_timeout": -1}, ValueError, "command_timeout"),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": 10**400},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got 1000",
+        ),
+        (
+            {"dsn": "postgresql://x", "command_timeout": 2**1024},
+            ValueError,
+            "^command_timeout must be a positive number of seconds, got 1797",
+        ),
     ],
 )
 def test_bad_arguments_are_refused(
