@@ -304,26 +304,28 @@ class PostgresMemoryStore:
             return f"a statement ran past command_timeout ({self._command_timeout:g} s)"
         return "a statement ran past the command_timeout of the pool passed in"
 
-    def _check_open(self) -> None:
-        """Raise ``MemoryAdapterUnavailable`` once the store is closed, even for a call that
-        would not need the server (after its arguments were checked)."""
+    def _check_call(self) -> None:
+        """Refuse a call, before it touches any state of the store (after its arguments were
+        checked), once the store is closed (``MemoryAdapterUnavailable``, even for a call that
+        would not need the server) or from another event loop than the first call's
+        (``MemoryAdapterError``)."""
         if self._closed:
             msg = f"{self!r} is closed"
             raise MemoryAdapterUnavailable(msg)
-
-    async def _get_pool(self) -> Any:
-        self._check_open()
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
         elif loop is not self._loop:
-            # asyncpg's connections belong to the loop that opened them; used from another
-            # loop they wait forever, so the call is refused instead.
+            # asyncpg's connections and the write queue's futures belong to the loop of the
+            # first call; from another loop a call would wait forever, so it is refused.
             msg = (
                 f"{self!r} is used on another event loop than its first call's; asyncpg "
                 "connections belong to one event loop: open one store per event loop"
             )
             raise MemoryAdapterError(msg)
+
+    async def _get_pool(self) -> Any:
+        self._check_call()
         if self._pool is not None:
             return self._pool
         if self._opening is None:
@@ -459,13 +461,15 @@ class PostgresMemoryStore:
 
     async def store(self, item: MemoryItem) -> UUID:
         """Store ``item`` (replacing an item with its id in place), commit, and return its id."""
-        await self._writes.submit(_row(item))
+        row = _row(item)
+        self._check_call()
+        await self._writes.submit(row)
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
         key = _key(item_id)
-        self._check_open()
+        self._check_call()
         if key is None:
             return None
         ns = self._ns
@@ -478,7 +482,7 @@ class PostgresMemoryStore:
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
         plan = plan_search(query) if check_query(query, MANIFEST) else None
-        self._check_open()
+        self._check_call()
         if plan is None:
             return []
         limit = min(query.limit, _MAX_LIMIT)
@@ -512,7 +516,7 @@ class PostgresMemoryStore:
         """
         batch = [_require_item(item) for item in items]
         rows = [_row(item) for item in batch]
-        self._check_open()
+        self._check_call()
         if rows:
             await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
@@ -538,6 +542,7 @@ class PostgresMemoryStore:
         failure is raised and not retried (they cannot be read again), except tables found
         missing: they are created again and the stream goes on with the items it holds.
         """
+        self._check_call()
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
         reading = False
@@ -597,7 +602,7 @@ class PostgresMemoryStore:
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = _key(item_id)
-        self._check_open()
+        self._check_call()
         if key is None:
             return False
         ns = self._ns

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -367,6 +368,65 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
         message = await asyncio.wait_for(asyncio.to_thread(elsewhere), 30)
         assert message.endswith("open one store per event loop")
         assert await store.retrieve(item.id) == item
+
+
+async def test_every_call_from_another_event_loop_is_refused_while_a_write_runs(
+    postgres_server: Cluster,
+) -> None:
+    """While the first loop's store() is committing, each call from a thread running its own
+    loop (store() too, which would join the commit under way) is refused at once; none of them
+    writes anything, and the first loop's write commits."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW WHEN (NEW.content = '\"slow\"') EXECUTE FUNCTION stall()",
+            database,
+        )
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.2)  # its commit is under way
+
+        async def sweep() -> list[MemoryItem]:
+            return [item async for item in store.items()]
+
+        calls: list[Callable[[], Awaitable[object]]] = [
+            lambda: store.store(MemoryItem(content="elsewhere")),
+            lambda: store.store_many([MemoryItem(content="elsewhere")]),
+            lambda: store.store_stream([MemoryItem(content="elsewhere")]),
+            lambda: store.delete(uuid4()),
+            lambda: store.retrieve(uuid4()),
+            lambda: store.retrieve("not an id"),
+            lambda: store.search(MemoryQuery()),
+            lambda: store.search(MemoryQuery(limit=0)),
+            store.count,
+            sweep,
+            store.open,
+        ]
+
+        def elsewhere() -> list[str]:
+            outcomes = []
+            for call in calls:
+                try:
+                    asyncio.run(asyncio.wait_for(call(), 5))
+                except MemoryAdapterError as exc:
+                    outcomes.append(str(exc))
+                except TimeoutError:
+                    outcomes.append("waited")
+                else:
+                    outcomes.append("answered")
+            return outcomes
+
+        outcomes = await asyncio.wait_for(asyncio.to_thread(elsewhere), 60)
+        refused = (
+            f"{store!r} is used on another event loop than its first call's; asyncpg "
+            "connections belong to one event loop: open one store per event loop"
+        )
+        assert outcomes == [refused] * len(calls)
+        assert not slow.done()  # every call came while the first loop's write was under way
+        await slow
+        assert [item.content async for item in store.items()] == ["slow"]
 
 
 @pytest.mark.parametrize(
