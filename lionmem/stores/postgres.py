@@ -13,6 +13,7 @@ recovers when the server is back; the store's own connections commit with
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -222,7 +223,8 @@ class PostgresMemoryStore:
     """A ``MemoryStore`` (ADR-0093 ``ExternalMemoryStore``) in a PostgreSQL database.
 
     Give either ``dsn`` (the store creates, owns and closes its asyncpg pool) or ``pool`` (an
-    ``asyncpg.Pool`` that stays the caller's). ``namespace`` scopes every operation.
+    ``asyncpg.Pool`` that stays the caller's). ``namespace`` scopes every operation. Its writes
+    take effect in call order; concurrent ``store()`` calls share commits (``_WriteQueue``).
     """
 
     def __init__(  # noqa: PLR0913 - independent, keyword-only settings of one connection pool
@@ -279,7 +281,7 @@ class PostgresMemoryStore:
         self._closed = False
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
-        self._writes = _GroupCommit(self._write_rows)
+        self._writes = _WriteQueue(self._write_rows)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -518,7 +520,8 @@ class PostgresMemoryStore:
         rows = [_row(item) for item in batch]
         self._check_call()
         if rows:
-            await self._write_rows(rows)
+            async with self._writes.turn():
+                await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
             await self._analyse()
         return [item.id for item in batch]
@@ -567,7 +570,8 @@ class PostgresMemoryStore:
                     stored += len(chunk)
                     chunk = None
 
-        stored = await self._call(write, retry=lambda: not reading)
+        async with self._writes.turn():
+            stored = await self._call(write, retry=lambda: not reading)
         if stored >= _BATCH and not self._analysed:
             await self._analyse()
         return stored
@@ -608,7 +612,8 @@ class PostgresMemoryStore:
         ns = self._ns
         # Not retried on a lost connection: had it committed the delete, a retry would answer
         # False (tables found missing are another matter: the statement never ran).
-        found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
+        async with self._writes.turn():
+            found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
         return found is True
 
     async def count(self) -> int:
@@ -751,69 +756,124 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
     )
 
 
-class _GroupCommit:
-    """``store()`` calls made while a commit is under way are committed together, in one
-    transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
-    many writers. A call finding nothing under way commits its own row at once. Each call
-    returns once its own batch has committed; one cancelled while it waits for its batch is
+_Stored = tuple[Row, asyncio.Future[None]]
+"""A waiting ``store()`` call: its row, and the future its batch's commit settles."""
+
+
+class _WriteQueue:
+    """The store's writes, committed one after another in call order.
+
+    ``store()`` calls made while a write is under way wait for it and are then committed
+    together, in one transaction, in call order (as LangGraph batches its puts): one synchronous
+    commit serves many writers. Any other write (``store_many``, ``store_stream``, ``delete``)
+    runs in its caller's task during its ``turn()``: after the writes called before it, while
+    those called after it wait. A call finding nothing under way writes at once. Each
+    ``store()`` returns once its own batch has committed; a call cancelled while it waits is
     withdrawn. A batch the database refuses is retried row by row, so one refused item fails
     only its own call."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
-        self._pending: list[tuple[Row, asyncio.Future[None]]] = []
+        # Waiting calls in call order: a store() call, or another write's future, set when its
+        # turn comes. Cancelling a caller cancels its future at once: it is then left out.
+        self._waiting: collections.deque[_Stored | asyncio.Future[None]] = collections.deque()
         self._drain_task: asyncio.Future[None] | None = None
-        self._alone = False  # a call is committing its own row without the drain task
+        self._alone = False  # a call is writing without the drain task (nothing was under way)
+        self._turn_over: asyncio.Future[None] | None = None  # set when the turn given ends
+
+    def _busy(self) -> bool:
+        return self._drain_task is not None or self._alone
 
     async def submit(self, row: Row) -> None:
-        if self._drain_task is None and not self._alone:
+        """Write ``row``; committed with the ``store()`` calls waiting beside it, if any."""
+        if not self._busy():  # what turn() does, without its context manager's 6 µs
             self._alone = True
             try:
                 await self._write([row])
             finally:
-                self._alone = False
-                self._start()
+                self._end_alone()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
-        if not self._alone:
-            self._start()
+        self._waiting.append((row, future))
         # Cancelling the caller cancels ``future`` at once, and the drain leaves it out of the
         # next batch: it is not written after its caller gave up (and, say, deleted the id).
         await future
 
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold the store's writes for the block: it starts once the writes called before it
+        are done, and the writes called meanwhile wait until it ends."""
+        if not self._busy():
+            self._alone = True
+            try:
+                yield
+            finally:
+                self._end_alone()
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if not turn.cancelled():  # cancelled just after its turn came: give it back
+                self._end_turn()
+            raise
+        try:
+            yield
+        finally:
+            self._end_turn()
+
+    def _end_alone(self) -> None:
+        self._alone = False
+        self._start()
+
+    def _end_turn(self) -> None:
+        # Done already only if the drain was cancelled, as when its event loop shuts down.
+        if self._turn_over is not None and not self._turn_over.done():
+            self._turn_over.set_result(None)
+        self._turn_over = None
+
     def _start(self) -> None:
-        if self._pending and self._drain_task is None:
+        if self._waiting and self._drain_task is None:
             # Held here until done: the event loop keeps only a weak reference to a task.
             self._drain_task = asyncio.ensure_future(self._drain())
 
     async def _drain(self) -> None:
         try:
-            while self._pending:
-                batch = self._take()
-                if batch:
-                    await self._commit(batch)
+            while self._waiting:
+                write = self._take()
+                if isinstance(write, asyncio.Future):
+                    self._turn_over = asyncio.get_running_loop().create_future()
+                    write.set_result(None)
+                    await self._turn_over
+                elif write:
+                    await self._commit(write)
                 # The callers just answered run first: those that store again join the next
-                # batch instead of committing alone beside it.
+                # batch instead of committing alone after it.
                 await asyncio.sleep(0)
         finally:
             self._drain_task = None
 
-    def _take(self) -> list[tuple[Row, asyncio.Future[None]]]:
-        """The next batch: up to ``_BATCH`` waiting calls, in call order, leaving out those
-        cancelled meanwhile (cancelling a caller cancels its future at once)."""
-        batch: list[tuple[Row, asyncio.Future[None]]] = []
-        taken = 0
-        for entry in self._pending:
-            taken += 1
-            if not entry[1].done():
-                batch.append(entry)
-                if len(batch) == _BATCH:
-                    break
-        del self._pending[:taken]
+    def _take(self) -> list[_Stored] | asyncio.Future[None]:
+        """The next write: the turn of the first waiting call if it is not a ``store()``,
+        else up to ``_BATCH`` ``store()`` calls, in call order, up to the next other write;
+        calls cancelled meanwhile are left out."""
+        batch: list[_Stored] = []
+        while self._waiting and len(batch) < _BATCH:
+            entry = self._waiting[0]
+            if isinstance(entry, asyncio.Future):
+                if batch and not entry.done():
+                    break  # its turn comes after this batch
+                self._waiting.popleft()
+                if not entry.done():
+                    return entry
+            else:
+                self._waiting.popleft()
+                if not entry[1].done():
+                    batch.append(entry)
         return batch
 
-    async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
+    async def _commit(self, batch: list[_Stored]) -> None:
         try:
             await self._write([row for row, _ in batch])
         except Exception as exc:

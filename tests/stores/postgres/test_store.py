@@ -531,6 +531,59 @@ async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
         assert [i.content async for i in store.items()] == list(range(40))
 
 
+async def test_concurrent_writes_of_one_id_end_with_the_last_called(postgres_dsn: str) -> None:
+    """store(), store_many() and delete() of one id gathered at once take effect in call order,
+    as in InMemoryStore and SQLiteMemoryStore: the last one called decides (ten rounds)."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        for _ in range(10):
+            first = MemoryItem(content="v0")
+            second = MemoryItem(id=first.id, content="v1")
+            last = MemoryItem(id=first.id, content="v2")
+            await asyncio.gather(store.store(first), store.store(second), store.store_many([last]))
+            assert payload(await store.retrieve(first.id)) == payload(last)
+            gone = MemoryItem(content="b")
+            _, stored, found = await asyncio.gather(
+                store.store(MemoryItem(content="a")), store.store(gone), store.delete(gone.id)
+            )
+            assert (stored, found) == (gone.id, True)
+            assert await store.retrieve(gone.id) is None
+            back = MemoryItem(content="c")
+            await store.store(back)
+            _, found, stored = await asyncio.gather(
+                store.store(MemoryItem(content="d")), store.delete(back.id), store.store(back)
+            )
+            assert (found, stored) == (True, back.id)
+            assert payload(await store.retrieve(back.id)) == payload(back)
+
+
+async def test_concurrent_writes_keep_call_order_and_store_batches(postgres_dsn: str) -> None:
+    """Writes of every kind gathered at once are inserted in call order; the store() calls
+    between two other writes still share one transaction."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await asyncio.gather(
+            store.store(MemoryItem(content="s0")),
+            store.store_many([MemoryItem(content="m0"), MemoryItem(content="m1")]),
+            store.store(MemoryItem(content="s1")),
+            store.store(MemoryItem(content="s2")),
+            store.store_stream(iter([MemoryItem(content="t0")])),
+            store.store(MemoryItem(content="s3")),
+            store.store(MemoryItem(content="s4")),
+        )
+        rows = await store._call(
+            lambda conn: conn.fetch("SELECT content, xmin::text FROM lionmem_items ORDER BY seq")
+        )
+        groups: dict[str, list[str]] = {}
+        for content, transaction in rows:
+            groups.setdefault(transaction, []).append(content)
+        assert list(groups.values()) == [
+            ['"s0"'],
+            ['"m0"', '"m1"'],
+            ['"s1"', '"s2"'],
+            ['"t0"'],
+            ['"s3"', '"s4"'],
+        ]
+
+
 async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster) -> None:
     """Among concurrent store() calls, the one the database refuses raises; the others commit."""
     database = postgres_server.fresh_database()
@@ -855,3 +908,32 @@ async def test_many_cancelled_stores_leave_the_others_in_order(postgres_server: 
         outcomes = await asyncio.gather(slow, *tasks, return_exceptions=True)
         assert sum(isinstance(o, asyncio.CancelledError) for o in outcomes) == 1500
         assert [i.content async for i in store.items()] == ["slow", *range(0, 3000, 2)]
+
+
+async def test_a_write_cancelled_while_it_waits_for_its_turn_is_not_run(
+    postgres_server: Cluster,
+) -> None:
+    """store_many() and delete() called while a store() commits wait for it; cancelled while
+    they wait, they never run, and the writes called after them still do, in order."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(STALL_OR_REFUSE, database)
+        kept = MemoryItem(content="kept")
+        await store.store(kept)
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way
+        many = asyncio.ensure_future(store.store_many([MemoryItem(content="cancelled")]))
+        delete = asyncio.ensure_future(store.delete(kept.id))
+        after = asyncio.ensure_future(store.store(MemoryItem(content="after")))
+        await asyncio.sleep(0.05)
+        assert [task.done() for task in (slow, many, delete, after)] == [False] * 4
+        many.cancel()
+        delete.cancel()
+        outcomes = await asyncio.gather(slow, many, delete, after, return_exceptions=True)
+        assert [type(o).__name__ for o in outcomes] == [
+            "UUID",
+            "CancelledError",
+            "CancelledError",
+            "UUID",
+        ]
+        assert [i.content async for i in store.items()] == ["kept", "slow", "after"]
