@@ -490,7 +490,9 @@ class PostgresMemoryStore:
         limit = min(query.limit, _MAX_LIMIT)
         ns = self._ns
 
-        async def run(conn: Any) -> list[MemoryItem]:
+        async def collect(conn: Any, *, one_page: bool) -> tuple[list[MemoryItem], bool]:
+            """The matches read from the start, and whether they are all there are: one
+            statement of ``limit`` rows or (not ``one_page``) as many as it takes."""
             results: list[MemoryItem] = []
             after, size = 0, limit
             while True:
@@ -500,11 +502,23 @@ class PostgresMemoryStore:
                     if plan.keep(item):
                         results.append(item)
                         if len(results) == limit:
-                            return results
+                            return results, True
                 if len(rows) < size:
-                    return results
+                    return results, True
+                if one_page:
+                    return results, False
                 # Python rejected some rows: read on after the last one, twice as many.
                 after, size = rows[-1][0], min(size * 2, _MAX_LIMIT)
+
+        async def run(conn: Any) -> list[MemoryItem]:
+            results, complete = await collect(conn, one_page=True)
+            if not complete:
+                # Python rejected rows of the first page, so more pages are needed. Each page
+                # on its own would see the writes committed before it (part of a transaction,
+                # an item deleted and stored again twice): read them all again in one snapshot.
+                async with _transaction(conn, isolation="repeatable_read", readonly=True):
+                    results, _ = await collect(conn, one_page=False)
+            return results
 
         return await self._call(run)
 
@@ -624,10 +638,13 @@ class PostgresMemoryStore:
     async def items(self, *, batch_size: int = _PAGE) -> AsyncIterator[MemoryItem]:
         """Yield every item of the namespace in insertion order, ``batch_size`` rows per query.
 
-        Keyset paging on the insertion order: an item stored meanwhile is yielded at the end,
-        a replaced one in its place with its new value, a deleted one not yet reached is
-        skipped, and no item is yielded twice, except one deleted and stored again meanwhile:
-        that is a new item, yielded again at the end (where ``InMemoryStore`` puts it too).
+        Keyset paging on the insertion order, one statement a page: every item committed
+        before the sweep began is yielded exactly once (a replaced one in its place with the
+        value its page read), unless it is deleted before its page is read. An item stored
+        meanwhile may be yielded or not: rows are numbered when written, not when committed,
+        so a transaction committed during the sweep may show in part. No item is yielded
+        twice, except one deleted and stored again meanwhile: that is a new item, which may
+        come again later (as in ``InMemoryStore``, which puts it at the end).
         """
         if type(batch_size) is not int or batch_size < 1:
             msg = f"batch_size must be an int of at least 1, got {batch_size!r}"
@@ -691,10 +708,11 @@ async def _analyse_if_never(conn: Any) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _transaction(conn: Any) -> AsyncIterator[None]:
-    """``conn.transaction()``, except that an exception of the block is the one raised even when
-    the rollback fails as well (on a lost connection: the server rolls back by itself)."""
-    transaction = conn.transaction()
+async def _transaction(conn: Any, **options: Any) -> AsyncIterator[None]:
+    """``conn.transaction(**options)``, except that an exception of the block is the one raised
+    even when the rollback fails as well (on a lost connection: the server rolls back by
+    itself)."""
+    transaction = conn.transaction(**options)
     # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
     # also when BEGIN itself is cancelled), except for a failing rollback's exception.
     await transaction.__aenter__()

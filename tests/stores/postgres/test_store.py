@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from decimal import Decimal
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -13,6 +15,7 @@ import pytest
 
 from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
 from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.stores._postgres_query import SELECT
 from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
 from tests.postgres_support import Cluster
 
@@ -173,8 +176,8 @@ async def test_retrieve_takes_uuid_strings_and_ignores_non_ids(postgres_dsn: str
 
 
 async def test_items_pages_in_insertion_order(postgres_dsn: str) -> None:
-    """items() yields every item once, in order, whatever the batch size; items stored during a
-    sweep come at its end."""
+    """items() yields every item once, in order, whatever the batch size; items stored during
+    a sweep (with no other writer) before it reads its last page come at its end."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         first = [MemoryItem(content=n) for n in range(7)]
         await store.store_many(first)
@@ -201,6 +204,90 @@ async def test_items_pages_in_insertion_order(postgres_dsn: str) -> None:
             with pytest.raises(ValueError, match="batch_size"):
                 async for _ in store.items(batch_size=bad):  # type: ignore[arg-type]  # wrong on purpose
                     pass
+
+
+async def test_a_sweep_yields_every_item_committed_before_it_once(postgres_dsn: str) -> None:
+    """While another host's store_stream transaction, begun before the sweep, commits during
+    it, items() still yields every item committed before it began exactly once, in insertion
+    order, and nothing twice."""
+    stream_open, commit = threading.Event(), threading.Event()
+
+    def slow_stream() -> Iterator[MemoryItem]:
+        for n in range(1500):
+            if n == 1200:  # the first 1,000 are written, not committed
+                stream_open.set()
+                commit.wait(30)
+            yield MemoryItem(content=f"stream {n}")
+
+    async def other_host() -> None:
+        async with PostgresMemoryStore(postgres_dsn) as host:
+            await host.store_stream(slow_stream())
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        earlier = [MemoryItem(content=f"earlier {n}") for n in range(11)]
+        await store.store_many(earlier)
+        host = asyncio.ensure_future(asyncio.to_thread(asyncio.run, other_host()))
+        assert await asyncio.to_thread(stream_open.wait, 30)
+        earlier.append(MemoryItem(content="last before the sweep"))
+        await store.store(earlier[-1])
+        seen: list[object] = []
+        async for item in store.items(batch_size=4):
+            seen.append(item.content)
+            if len(seen) == 6:
+                commit.set()
+                await asyncio.wait_for(host, 30)  # the stream's 1,500 items are committed
+        before = [item.content for item in earlier]
+        assert [content for content in seen if content in before] == before
+        assert len(set(seen)) == len(seen)
+        assert set(seen) - set(before) <= {f"stream {n}" for n in range(1500)}
+        assert await store.count() == len(earlier) + 1500
+
+
+after_search_page: list[Callable[[], Awaitable[None]]] = []
+"""Run (each once) by ``AfterSearchPage`` after the next page a search reads."""
+
+
+class AfterSearchPage(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
+    """A connection that runs what ``after_search_page`` holds once a search page is read."""
+
+    async def fetch(self, query: str, *args: object, **options: object) -> list[object]:
+        rows: list[object] = await super().fetch(query, *args, **options)
+        if query.startswith(SELECT) and after_search_page:
+            await after_search_page.pop()()
+        return rows
+
+
+async def test_a_search_reads_all_its_pages_in_one_snapshot(postgres_dsn: str) -> None:
+    """A search whose first page Python thins out (a Decimal filter, which only Python can
+    compare) reads every page in one snapshot: an item deleted and stored again after the
+    first page was read shows once, at its new place, as in a search run after it."""
+    pool = await asyncpg.create_pool(
+        postgres_dsn,
+        min_size=0,
+        max_size=4,
+        server_settings=SERVER_SETTINGS,
+        connection_class=AfterSearchPage,
+    )
+    try:
+        async with PostgresMemoryStore(pool=pool) as store:
+            pairs = [("n0", 0), ("x", 1), ("n1", 0), ("n2", 0), ("y", 1)]
+            items = [MemoryItem(content=name, metadata={"k": k}) for name, k in pairs]
+            await store.store_many(items)
+            moved = items[1]
+
+            async def store_again() -> None:
+                assert await store.delete(moved.id) is True
+                await store.store(moved)
+
+            after_search_page.append(store_again)
+            query = MemoryQuery(filters={"k": Decimal(1)}, limit=3)
+            found = await store.search(query)
+            assert after_search_page == []  # it ran after the first page
+            assert [item.content for item in found] == ["y", "x"]
+            assert [item.content for item in await store.search(query)] == ["y", "x"]
+    finally:
+        after_search_page.clear()
+        await pool.close()
 
 
 async def test_limits_follow_adr_0093(postgres_dsn: str) -> None:
