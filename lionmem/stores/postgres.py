@@ -16,7 +16,7 @@ import asyncio
 import collections
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 from uuid import UUID
@@ -788,7 +788,9 @@ class _WriteQueue:
     those called after it wait. A call finding nothing under way writes at once. Each
     ``store()`` returns once its own batch has committed; a call cancelled while it waits is
     withdrawn. A batch the database refuses is retried row by row, so one refused item fails
-    only its own call."""
+    only its own call. A write failing with ``MemoryAdapterUnavailable`` (the server is down or
+    too slow) fails the calls waiting behind it at once with that error, without running them:
+    each would wait out its own timeout again. Calls made after it run as usual."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
@@ -808,6 +810,9 @@ class _WriteQueue:
             self._alone = True
             try:
                 await self._write([row])
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc)
+                raise
             finally:
                 self._end_alone()
             return
@@ -825,19 +830,26 @@ class _WriteQueue:
             self._alone = True
             try:
                 yield
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc)
+                raise
             finally:
                 self._end_alone()
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append(turn)
         try:
-            await turn
+            await turn  # raises the error of a write failed before it by an outage
         except asyncio.CancelledError:
-            if not turn.cancelled():  # cancelled just after its turn came: give it back
+            # Cancelled just after its turn came: give it back.
+            if not turn.cancelled() and turn.exception() is None:
                 self._end_turn()
             raise
         try:
             yield
+        except MemoryAdapterUnavailable as exc:
+            self._fail_waiting(exc)
+            raise
         finally:
             self._end_turn()
 
@@ -894,20 +906,50 @@ class _WriteQueue:
     async def _commit(self, batch: list[_Stored]) -> None:
         try:
             await self._write([row for row, _ in batch])
+        except MemoryAdapterUnavailable as exc:
+            self._fail_waiting(exc, batch)
         except Exception as exc:
-            if len(batch) > 1 and not isinstance(exc, MemoryAdapterUnavailable):
-                for entry in batch:
-                    # One whose caller was cancelled meanwhile is not written after it gave up.
-                    if not entry[1].done():
-                        await self._commit([entry])
+            if len(batch) > 1:
+                await self._commit_each(batch)
                 return
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for _, future in batch:
-            if not future.done():
+            _settle(batch, exc)
+        else:
+            _settle(batch, None)
+
+    async def _commit_each(self, batch: list[_Stored]) -> None:
+        """Commit each of ``batch`` on its own, so a refused row fails only its own call."""
+        for done, (row, future) in enumerate(batch):
+            if future.done():  # its caller was cancelled: not written after it gave up
+                continue
+            try:
+                await self._write([row])
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc, batch[done:])
+                return
+            except Exception as exc:
+                future.set_exception(exc)
+            else:
                 future.set_result(None)
+
+    def _fail_waiting(self, exc: MemoryAdapterUnavailable, batch: Sequence[_Stored] = ()) -> None:
+        """Fail ``batch`` and every call waiting now with ``exc``, without running them."""
+        _settle(batch, exc)
+        while self._waiting:
+            entry = self._waiting.popleft()
+            future = entry if isinstance(entry, asyncio.Future) else entry[1]
+            if not future.done():
+                future.set_exception(exc)
+
+
+def _settle(batch: Sequence[_Stored], exc: Exception | None) -> None:
+    """Answer the calls of ``batch`` still waiting: committed, or failed with ``exc``."""
+    for _, future in batch:
+        if future.done():
+            continue
+        if exc is None:
+            future.set_result(None)
+        else:
+            future.set_exception(exc)
 
 
 def _unique(rows: list[Row]) -> list[Row]:
