@@ -244,7 +244,7 @@ async def test_a_sweep_yields_every_item_committed_before_it_once(postgres_dsn: 
 
 
 after_search_page: list[Callable[[], Awaitable[None]]] = []
-"""Run (each once) by ``AfterSearchPage`` after the next page a search reads."""
+"""Run (each once, in order) by ``AfterSearchPage``, one after each page a search reads."""
 
 
 class AfterSearchPage(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
@@ -253,14 +253,15 @@ class AfterSearchPage(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     async def fetch(self, query: str, *args: object, **options: object) -> list[object]:
         rows: list[object] = await super().fetch(query, *args, **options)
         if query.startswith(SELECT) and after_search_page:
-            await after_search_page.pop()()
+            await after_search_page.pop(0)()
         return rows
 
 
 async def test_a_search_reads_all_its_pages_in_one_snapshot(postgres_dsn: str) -> None:
     """A search whose first page Python thins out (a Decimal filter, which only Python can
-    compare) reads every page in one snapshot: an item deleted and stored again after the
-    first page was read shows once, at its new place, as in a search run after it."""
+    compare) reads that page again with the further pages in one snapshot: an item deleted and
+    stored again once the page read again is read shows once, at its old place, as in a search
+    run before it (reading each page on its own, the search would show it twice)."""
     pool = await asyncpg.create_pool(
         postgres_dsn,
         min_size=0,
@@ -275,15 +276,19 @@ async def test_a_search_reads_all_its_pages_in_one_snapshot(postgres_dsn: str) -
             await store.store_many(items)
             moved = items[1]
 
+            async def first_page() -> None:
+                pass
+
             async def store_again() -> None:
                 assert await store.delete(moved.id) is True
                 await store.store(moved)
 
-            after_search_page.append(store_again)
+            # The first page, read on its own, then the first page of the snapshot.
+            after_search_page.extend([first_page, store_again])
             query = MemoryQuery(filters={"k": Decimal(1)}, limit=3)
             found = await store.search(query)
-            assert after_search_page == []  # it ran after the first page
-            assert [item.content for item in found] == ["y", "x"]
+            assert after_search_page == []  # both ran, x moved after the snapshot began
+            assert [item.content for item in found] == ["x", "y"]
             assert [item.content for item in await store.search(query)] == ["y", "x"]
     finally:
         after_search_page.clear()
