@@ -195,10 +195,17 @@ def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
 def _seconds(name: str, value: object) -> float:
     """``value`` as a float of seconds, or ``ValueError`` naming ``name`` if it is not a
     positive number (an int too large for a float included)."""
-    if not isinstance(value, bool) and isinstance(value, int | float) and value > 0:
-        with contextlib.suppress(OverflowError):
-            return float(value)
-    msg = f"{name} must be a positive number of seconds, got {value!r}"
+    shown = None
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            # Described, not shown: past 4,300 digits repr() itself raises.
+            shown = "an int too large for a float"
+        else:
+            if seconds > 0:
+                return seconds
+    msg = f"{name} must be a positive number of seconds, got {shown or repr(value)}"
     raise ValueError(msg)
 
 

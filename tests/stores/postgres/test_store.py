@@ -538,12 +538,31 @@ async def test_every_call_from_another_event_loop_is_refused_while_a_write_runs(
         (
             {"dsn": "postgresql://x", "connect_timeout": 10**400},
             ValueError,
-            "^connect_timeout must be a positive number of seconds, got 1000",
+            "^connect_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
         ),
         (
             {"dsn": "postgresql://x", "command_timeout": 2**1024},
             ValueError,
-            "^command_timeout must be a positive number of seconds, got 1797",
+            "^command_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "command_timeout": 10**5000},
+            ValueError,
+            "^command_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": -(10**5000)},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": -2},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got -2$",
         ),
     ],
 )
