@@ -223,4 +223,5 @@ async def test_an_outage_does_not_wait_for_each_timeout() -> None:
     start = loop.time()
     writes = [queue.submit(row("a")), *(delete() for _ in range(5)), queue.submit(row("b"))]
     failed_after = await asyncio.wait_for(asyncio.gather(*map(timed, writes)), 10)
-    assert all(0.15 < seconds < 0.35 for seconds in failed_after), failed_after
+    # One by one, the second would fail 0.4 s in.
+    assert all(0.19 < seconds < 0.4 for seconds in failed_after), failed_after
