@@ -13,9 +13,10 @@ recovers when the server is back; the store's own connections commit with
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 from uuid import UUID
@@ -191,6 +192,23 @@ def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
     return seq, _decode(row[1:])
 
 
+def _seconds(name: str, value: object) -> float:
+    """``value`` as a float of seconds, or ``ValueError`` naming ``name`` if it is not a
+    positive number (an int too large for a float included)."""
+    shown = None
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            # Described, not shown: past 4,300 digits repr() itself raises.
+            shown = "an int too large for a float"
+        else:
+            if seconds > 0:
+                return seconds
+    msg = f"{name} must be a positive number of seconds, got {shown or repr(value)}"
+    raise ValueError(msg)
+
+
 def _unusable(pool: Any) -> str | None:
     """Why a pool passed in can give no connection whatever the server does, if it cannot."""
     if pool.is_closing():
@@ -212,7 +230,8 @@ class PostgresMemoryStore:
     """A ``MemoryStore`` (ADR-0093 ``ExternalMemoryStore``) in a PostgreSQL database.
 
     Give either ``dsn`` (the store creates, owns and closes its asyncpg pool) or ``pool`` (an
-    ``asyncpg.Pool`` that stays the caller's). ``namespace`` scopes every operation.
+    ``asyncpg.Pool`` that stays the caller's). ``namespace`` scopes every operation. Its writes
+    take effect in call order; concurrent ``store()`` calls share commits (``_WriteQueue``).
     """
 
     def __init__(  # noqa: PLR0913 - independent, keyword-only settings of one connection pool
@@ -253,13 +272,8 @@ class PostgresMemoryStore:
                 f"a PostgreSQL server takes), got {max_size!r}"
             )
             raise ValueError(msg)
-        for name, value in (
-            ("connect_timeout", connect_timeout),
-            ("command_timeout", command_timeout),
-        ):
-            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
-                msg = f"{name} must be a positive number of seconds, got {value!r}"
-                raise ValueError(msg)
+        connect_seconds = _seconds("connect_timeout", connect_timeout)
+        command_seconds = _seconds("command_timeout", command_timeout)
         self._dsn = dsn
         self._namespace = namespace
         # A JSON string: holds any namespace (NUL included) in a text column, one to one.
@@ -267,14 +281,14 @@ class PostgresMemoryStore:
         self._pool: Any = pool
         self._owns_pool = pool is None
         self._max_size = max_size
-        self._connect_timeout = float(connect_timeout)
-        self._command_timeout = float(command_timeout)
+        self._connect_timeout = connect_seconds
+        self._command_timeout = command_seconds
         self._prepared = False
         self._analysed = False
         self._closed = False
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
-        self._writes = _GroupCommit(self._write_rows)
+        self._writes = _WriteQueue(self._write_rows)
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -299,26 +313,28 @@ class PostgresMemoryStore:
             return f"a statement ran past command_timeout ({self._command_timeout:g} s)"
         return "a statement ran past the command_timeout of the pool passed in"
 
-    def _check_open(self) -> None:
-        """Raise ``MemoryAdapterUnavailable`` once the store is closed, even for a call that
-        would not need the server (after its arguments were checked)."""
+    def _check_call(self) -> None:
+        """Refuse a call, before it touches any state of the store (after its arguments were
+        checked), once the store is closed (``MemoryAdapterUnavailable``, even for a call that
+        would not need the server) or from another event loop than the first call's
+        (``MemoryAdapterError``)."""
         if self._closed:
             msg = f"{self!r} is closed"
             raise MemoryAdapterUnavailable(msg)
-
-    async def _get_pool(self) -> Any:
-        self._check_open()
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
         elif loop is not self._loop:
-            # asyncpg's connections belong to the loop that opened them; used from another
-            # loop they wait forever, so the call is refused instead.
+            # asyncpg's connections and the write queue's futures belong to the loop of the
+            # first call; from another loop a call would wait forever, so it is refused.
             msg = (
                 f"{self!r} is used on another event loop than its first call's; asyncpg "
                 "connections belong to one event loop: open one store per event loop"
             )
             raise MemoryAdapterError(msg)
+
+    async def _get_pool(self) -> Any:
+        self._check_call()
         if self._pool is not None:
             return self._pool
         if self._opening is None:
@@ -454,13 +470,15 @@ class PostgresMemoryStore:
 
     async def store(self, item: MemoryItem) -> UUID:
         """Store ``item`` (replacing an item with its id in place), commit, and return its id."""
-        await self._writes.submit(_row(item))
+        row = _row(item)
+        self._check_call()
+        await self._writes.submit(row)
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
         key = _key(item_id)
-        self._check_open()
+        self._check_call()
         if key is None:
             return None
         ns = self._ns
@@ -473,13 +491,15 @@ class PostgresMemoryStore:
         Raises ``UnsupportedMemoryQuery`` for a negative limit; ``limit=0`` returns ``[]`` at once.
         """
         plan = plan_search(query) if check_query(query, MANIFEST) else None
-        self._check_open()
+        self._check_call()
         if plan is None:
             return []
         limit = min(query.limit, _MAX_LIMIT)
         ns = self._ns
 
-        async def run(conn: Any) -> list[MemoryItem]:
+        async def collect(conn: Any, *, one_page: bool) -> tuple[list[MemoryItem], bool]:
+            """The matches read from the start, and whether they are all there are: one
+            statement of ``limit`` rows or (not ``one_page``) as many as it takes."""
             results: list[MemoryItem] = []
             after, size = 0, limit
             while True:
@@ -489,11 +509,23 @@ class PostgresMemoryStore:
                     if plan.keep(item):
                         results.append(item)
                         if len(results) == limit:
-                            return results
+                            return results, True
                 if len(rows) < size:
-                    return results
+                    return results, True
+                if one_page:
+                    return results, False
                 # Python rejected some rows: read on after the last one, twice as many.
                 after, size = rows[-1][0], min(size * 2, _MAX_LIMIT)
+
+        async def run(conn: Any) -> list[MemoryItem]:
+            results, complete = await collect(conn, one_page=True)
+            if not complete:
+                # Python rejected rows of the first page, so more pages are needed. Each page
+                # on its own would see the writes committed before it (part of a transaction,
+                # an item deleted and stored again twice): read them all again in one snapshot.
+                async with _transaction(conn, isolation="repeatable_read", readonly=True):
+                    results, _ = await collect(conn, one_page=False)
+            return results
 
         return await self._call(run)
 
@@ -507,9 +539,10 @@ class PostgresMemoryStore:
         """
         batch = [_require_item(item) for item in items]
         rows = [_row(item) for item in batch]
-        self._check_open()
+        self._check_call()
         if rows:
-            await self._write_rows(rows)
+            async with self._writes.turn():
+                await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
             await self._analyse()
         return [item.id for item in batch]
@@ -533,6 +566,7 @@ class PostgresMemoryStore:
         failure is raised and not retried (they cannot be read again), except tables found
         missing: they are created again and the stream goes on with the items it holds.
         """
+        self._check_call()
         ns = self._ns
         chunks = _chunks(items, on_unrepresentable)
         reading = False
@@ -557,7 +591,8 @@ class PostgresMemoryStore:
                     stored += len(chunk)
                     chunk = None
 
-        stored = await self._call(write, retry=lambda: not reading)
+        async with self._writes.turn():
+            stored = await self._call(write, retry=lambda: not reading)
         if stored >= _BATCH and not self._analysed:
             await self._analyse()
         return stored
@@ -592,13 +627,14 @@ class PostgresMemoryStore:
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = _key(item_id)
-        self._check_open()
+        self._check_call()
         if key is None:
             return False
         ns = self._ns
         # Not retried on a lost connection: had it committed the delete, a retry would answer
         # False (tables found missing are another matter: the statement never ran).
-        found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
+        async with self._writes.turn():
+            found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
         return found is True
 
     async def count(self) -> int:
@@ -609,10 +645,13 @@ class PostgresMemoryStore:
     async def items(self, *, batch_size: int = _PAGE) -> AsyncIterator[MemoryItem]:
         """Yield every item of the namespace in insertion order, ``batch_size`` rows per query.
 
-        Keyset paging on the insertion order: an item stored meanwhile is yielded at the end,
-        a replaced one in its place with its new value, a deleted one not yet reached is
-        skipped, and no item is yielded twice, except one deleted and stored again meanwhile:
-        that is a new item, yielded again at the end (where ``InMemoryStore`` puts it too).
+        Keyset paging on the insertion order, one statement a page: every item committed
+        before the sweep began is yielded exactly once (a replaced one in its place with the
+        value its page read), unless it is deleted before its page is read. An item stored
+        meanwhile may be yielded or not: rows are numbered when written, not when committed,
+        so a transaction committed during the sweep may show in part. No item is yielded
+        twice, except one deleted and stored again meanwhile: that is a new item, which may
+        come again later (as in ``InMemoryStore``, which puts it at the end).
         """
         if type(batch_size) is not int or batch_size < 1:
             msg = f"batch_size must be an int of at least 1, got {batch_size!r}"
@@ -676,10 +715,11 @@ async def _analyse_if_never(conn: Any) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _transaction(conn: Any) -> AsyncIterator[None]:
-    """``conn.transaction()``, except that an exception of the block is the one raised even when
-    the rollback fails as well (on a lost connection: the server rolls back by itself)."""
-    transaction = conn.transaction()
+async def _transaction(conn: Any, **options: Any) -> AsyncIterator[None]:
+    """``conn.transaction(**options)``, except that an exception of the block is the one raised
+    even when the rollback fails as well (on a lost connection: the server rolls back by
+    itself)."""
+    transaction = conn.transaction(**options)
     # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
     # also when BEGIN itself is cancelled), except for a failing rollback's exception.
     await transaction.__aenter__()
@@ -741,85 +781,182 @@ def _columns(rows: list[Row]) -> tuple[list[str], ...]:
     )
 
 
-class _GroupCommit:
-    """``store()`` calls made while a commit is under way are committed together, in one
-    transaction, in call order (as LangGraph batches its puts): one synchronous commit serves
-    many writers. A call finding nothing under way commits its own row at once. Each call
-    returns once its own batch has committed; one cancelled while it waits for its batch is
+_Stored = tuple[Row, asyncio.Future[None]]
+"""A waiting ``store()`` call: its row, and the future its batch's commit settles."""
+
+
+class _WriteQueue:
+    """The store's writes, committed one after another in call order.
+
+    ``store()`` calls made while a write is under way wait for it and are then committed
+    together, in one transaction, in call order (as LangGraph batches its puts): one synchronous
+    commit serves many writers. Any other write (``store_many``, ``store_stream``, ``delete``)
+    runs in its caller's task during its ``turn()``: after the writes called before it, while
+    those called after it wait. A call finding nothing under way writes at once. Each
+    ``store()`` returns once its own batch has committed; a call cancelled while it waits is
     withdrawn. A batch the database refuses is retried row by row, so one refused item fails
-    only its own call."""
+    only its own call. A write failing with ``MemoryAdapterUnavailable`` (the server is down or
+    too slow) fails the calls waiting behind it at once with that error, without running them:
+    each would wait out its own timeout again. Calls made after it run as usual."""
 
     def __init__(self, write: Callable[[list[Row]], Awaitable[None]]) -> None:
         self._write = write
-        self._pending: list[tuple[Row, asyncio.Future[None]]] = []
+        # Waiting calls in call order: a store() call, or another write's future, set when its
+        # turn comes. Cancelling a caller cancels its future at once: it is then left out.
+        self._waiting: collections.deque[_Stored | asyncio.Future[None]] = collections.deque()
         self._drain_task: asyncio.Future[None] | None = None
-        self._alone = False  # a call is committing its own row without the drain task
+        self._alone = False  # a call is writing without the drain task (nothing was under way)
+        self._turn_over: asyncio.Future[None] | None = None  # set when the turn given ends
+
+    def _busy(self) -> bool:
+        return self._drain_task is not None or self._alone
 
     async def submit(self, row: Row) -> None:
-        if self._drain_task is None and not self._alone:
+        """Write ``row``; committed with the ``store()`` calls waiting beside it, if any."""
+        if not self._busy():  # what turn() does, without its context manager's 6 µs
             self._alone = True
             try:
                 await self._write([row])
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc)
+                raise
             finally:
-                self._alone = False
-                self._start()
+                self._end_alone()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
-        if not self._alone:
-            self._start()
+        self._waiting.append((row, future))
         # Cancelling the caller cancels ``future`` at once, and the drain leaves it out of the
         # next batch: it is not written after its caller gave up (and, say, deleted the id).
         await future
 
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold the store's writes for the block: it starts once the writes called before it
+        are done, and the writes called meanwhile wait until it ends."""
+        if not self._busy():
+            self._alone = True
+            try:
+                yield
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc)
+                raise
+            finally:
+                self._end_alone()
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn  # raises the error of a write failed before it by an outage
+        except asyncio.CancelledError:
+            # Cancelled just after its turn came: give it back.
+            if not turn.cancelled() and turn.exception() is None:
+                self._end_turn()
+            raise
+        try:
+            yield
+        except MemoryAdapterUnavailable as exc:
+            self._fail_waiting(exc)
+            raise
+        finally:
+            self._end_turn()
+
+    def _end_alone(self) -> None:
+        self._alone = False
+        self._start()
+
+    def _end_turn(self) -> None:
+        # Done already only if the drain was cancelled, as when its event loop shuts down.
+        if self._turn_over is not None and not self._turn_over.done():
+            self._turn_over.set_result(None)
+        self._turn_over = None
+
     def _start(self) -> None:
-        if self._pending and self._drain_task is None:
+        if self._waiting and self._drain_task is None:
             # Held here until done: the event loop keeps only a weak reference to a task.
             self._drain_task = asyncio.ensure_future(self._drain())
 
     async def _drain(self) -> None:
         try:
-            while self._pending:
-                batch = self._take()
-                if batch:
-                    await self._commit(batch)
+            while self._waiting:
+                write = self._take()
+                if isinstance(write, asyncio.Future):
+                    self._turn_over = asyncio.get_running_loop().create_future()
+                    write.set_result(None)
+                    await self._turn_over
+                elif write:
+                    await self._commit(write)
                 # The callers just answered run first: those that store again join the next
-                # batch instead of committing alone beside it.
+                # batch instead of committing alone after it.
                 await asyncio.sleep(0)
         finally:
             self._drain_task = None
 
-    def _take(self) -> list[tuple[Row, asyncio.Future[None]]]:
-        """The next batch: up to ``_BATCH`` waiting calls, in call order, leaving out those
-        cancelled meanwhile (cancelling a caller cancels its future at once)."""
-        batch: list[tuple[Row, asyncio.Future[None]]] = []
-        taken = 0
-        for entry in self._pending:
-            taken += 1
-            if not entry[1].done():
-                batch.append(entry)
-                if len(batch) == _BATCH:
-                    break
-        del self._pending[:taken]
+    def _take(self) -> list[_Stored] | asyncio.Future[None]:
+        """The next write: the turn of the first waiting call if it is not a ``store()``,
+        else up to ``_BATCH`` ``store()`` calls, in call order, up to the next other write;
+        calls cancelled meanwhile are left out."""
+        batch: list[_Stored] = []
+        while self._waiting and len(batch) < _BATCH:
+            entry = self._waiting[0]
+            if isinstance(entry, asyncio.Future):
+                if batch and not entry.done():
+                    break  # its turn comes after this batch
+                self._waiting.popleft()
+                if not entry.done():
+                    return entry
+            else:
+                self._waiting.popleft()
+                if not entry[1].done():
+                    batch.append(entry)
         return batch
 
-    async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
+    async def _commit(self, batch: list[_Stored]) -> None:
         try:
             await self._write([row for row, _ in batch])
+        except MemoryAdapterUnavailable as exc:
+            self._fail_waiting(exc, batch)
         except Exception as exc:
-            if len(batch) > 1 and not isinstance(exc, MemoryAdapterUnavailable):
-                for entry in batch:
-                    # One whose caller was cancelled meanwhile is not written after it gave up.
-                    if not entry[1].done():
-                        await self._commit([entry])
+            if len(batch) > 1:
+                await self._commit_each(batch)
                 return
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for _, future in batch:
-            if not future.done():
+            _settle(batch, exc)
+        else:
+            _settle(batch, None)
+
+    async def _commit_each(self, batch: list[_Stored]) -> None:
+        """Commit each of ``batch`` on its own, so a refused row fails only its own call."""
+        for done, (row, future) in enumerate(batch):
+            if future.done():  # its caller was cancelled: not written after it gave up
+                continue
+            try:
+                await self._write([row])
+            except MemoryAdapterUnavailable as exc:
+                self._fail_waiting(exc, batch[done:])
+                return
+            except Exception as exc:
+                future.set_exception(exc)
+            else:
                 future.set_result(None)
+
+    def _fail_waiting(self, exc: MemoryAdapterUnavailable, batch: Sequence[_Stored] = ()) -> None:
+        """Fail ``batch`` and every call waiting now with ``exc``, without running them."""
+        _settle(batch, exc)
+        while self._waiting:
+            entry = self._waiting.popleft()
+            future = entry if isinstance(entry, asyncio.Future) else entry[1]
+            if not future.done():
+                future.set_exception(exc)
+
+
+def _settle(batch: Sequence[_Stored], exc: Exception | None) -> None:
+    """Answer the calls of ``batch`` still waiting: committed, or failed with ``exc``."""
+    for _, future in batch:
+        if future.done():
+            continue
+        if exc is None:
+            future.set_result(None)
+        else:
+            future.set_exception(exc)
 
 
 def _unique(rows: list[Row]) -> list[Row]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from decimal import Decimal
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -12,6 +15,7 @@ import pytest
 
 from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
 from lionmem.errors import UnsupportedMemoryQuery
+from lionmem.stores._postgres_query import SELECT
 from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
 from tests.postgres_support import Cluster
 
@@ -172,8 +176,8 @@ async def test_retrieve_takes_uuid_strings_and_ignores_non_ids(postgres_dsn: str
 
 
 async def test_items_pages_in_insertion_order(postgres_dsn: str) -> None:
-    """items() yields every item once, in order, whatever the batch size; items stored during a
-    sweep come at its end."""
+    """items() yields every item once, in order, whatever the batch size; items stored during
+    a sweep (with no other writer) before it reads its last page come at its end."""
     async with PostgresMemoryStore(postgres_dsn) as store:
         first = [MemoryItem(content=n) for n in range(7)]
         await store.store_many(first)
@@ -200,6 +204,95 @@ async def test_items_pages_in_insertion_order(postgres_dsn: str) -> None:
             with pytest.raises(ValueError, match="batch_size"):
                 async for _ in store.items(batch_size=bad):  # type: ignore[arg-type]  # wrong on purpose
                     pass
+
+
+async def test_a_sweep_yields_every_item_committed_before_it_once(postgres_dsn: str) -> None:
+    """While another host's store_stream transaction, begun before the sweep, commits during
+    it, items() still yields every item committed before it began exactly once, in insertion
+    order, and nothing twice."""
+    stream_open, commit = threading.Event(), threading.Event()
+
+    def slow_stream() -> Iterator[MemoryItem]:
+        for n in range(1500):
+            if n == 1200:  # the first 1,000 are written, not committed
+                stream_open.set()
+                commit.wait(30)
+            yield MemoryItem(content=f"stream {n}")
+
+    async def other_host() -> None:
+        async with PostgresMemoryStore(postgres_dsn) as host:
+            await host.store_stream(slow_stream())
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        earlier = [MemoryItem(content=f"earlier {n}") for n in range(11)]
+        await store.store_many(earlier)
+        host = asyncio.ensure_future(asyncio.to_thread(asyncio.run, other_host()))
+        assert await asyncio.to_thread(stream_open.wait, 30)
+        earlier.append(MemoryItem(content="last before the sweep"))
+        await store.store(earlier[-1])
+        seen: list[object] = []
+        async for item in store.items(batch_size=4):
+            seen.append(item.content)
+            if len(seen) == 6:
+                commit.set()
+                await asyncio.wait_for(host, 30)  # the stream's 1,500 items are committed
+        before = [item.content for item in earlier]
+        assert [content for content in seen if content in before] == before
+        assert len(set(seen)) == len(seen)
+        assert set(seen) - set(before) <= {f"stream {n}" for n in range(1500)}
+        assert await store.count() == len(earlier) + 1500
+
+
+after_search_page: list[Callable[[], Awaitable[None]]] = []
+"""Run (each once, in order) by ``AfterSearchPage``, one after each page a search reads."""
+
+
+class AfterSearchPage(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
+    """A connection that runs what ``after_search_page`` holds once a search page is read."""
+
+    async def fetch(self, query: str, *args: object, **options: object) -> list[object]:
+        rows: list[object] = await super().fetch(query, *args, **options)
+        if query.startswith(SELECT) and after_search_page:
+            await after_search_page.pop(0)()
+        return rows
+
+
+async def test_a_search_reads_all_its_pages_in_one_snapshot(postgres_dsn: str) -> None:
+    """A search whose first page Python thins out (a Decimal filter, which only Python can
+    compare) reads that page again with the further pages in one snapshot: an item deleted and
+    stored again once the page read again is read shows once, at its old place, as in a search
+    run before it (reading each page on its own, the search would show it twice)."""
+    pool = await asyncpg.create_pool(
+        postgres_dsn,
+        min_size=0,
+        max_size=4,
+        server_settings=SERVER_SETTINGS,
+        connection_class=AfterSearchPage,
+    )
+    try:
+        async with PostgresMemoryStore(pool=pool) as store:
+            pairs = [("n0", 0), ("x", 1), ("n1", 0), ("n2", 0), ("y", 1)]
+            items = [MemoryItem(content=name, metadata={"k": k}) for name, k in pairs]
+            await store.store_many(items)
+            moved = items[1]
+
+            async def first_page() -> None:
+                pass
+
+            async def store_again() -> None:
+                assert await store.delete(moved.id) is True
+                await store.store(moved)
+
+            # The first page, read on its own, then the first page of the snapshot.
+            after_search_page.extend([first_page, store_again])
+            query = MemoryQuery(filters={"k": Decimal(1)}, limit=3)
+            found = await store.search(query)
+            assert after_search_page == []  # both ran, x moved after the snapshot began
+            assert [item.content for item in found] == ["x", "y"]
+            assert [item.content for item in await store.search(query)] == ["y", "x"]
+    finally:
+        after_search_page.clear()
+        await pool.close()
 
 
 async def test_limits_follow_adr_0093(postgres_dsn: str) -> None:
@@ -369,6 +462,65 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
         assert await store.retrieve(item.id) == item
 
 
+async def test_every_call_from_another_event_loop_is_refused_while_a_write_runs(
+    postgres_server: Cluster,
+) -> None:
+    """While the first loop's store() is committing, each call from a thread running its own
+    loop (store() too, which would join the commit under way) is refused at once; none of them
+    writes anything, and the first loop's write commits."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(
+            "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$; "
+            "CREATE TRIGGER stall BEFORE INSERT ON lionmem_items "
+            "FOR EACH ROW WHEN (NEW.content = '\"slow\"') EXECUTE FUNCTION stall()",
+            database,
+        )
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.2)  # its commit is under way
+
+        async def sweep() -> list[MemoryItem]:
+            return [item async for item in store.items()]
+
+        calls: list[Callable[[], Awaitable[object]]] = [
+            lambda: store.store(MemoryItem(content="elsewhere")),
+            lambda: store.store_many([MemoryItem(content="elsewhere")]),
+            lambda: store.store_stream([MemoryItem(content="elsewhere")]),
+            lambda: store.delete(uuid4()),
+            lambda: store.retrieve(uuid4()),
+            lambda: store.retrieve("not an id"),
+            lambda: store.search(MemoryQuery()),
+            lambda: store.search(MemoryQuery(limit=0)),
+            store.count,
+            sweep,
+            store.open,
+        ]
+
+        def elsewhere() -> list[str]:
+            outcomes = []
+            for call in calls:
+                try:
+                    asyncio.run(asyncio.wait_for(call(), 5))
+                except MemoryAdapterError as exc:
+                    outcomes.append(str(exc))
+                except TimeoutError:
+                    outcomes.append("waited")
+                else:
+                    outcomes.append("answered")
+            return outcomes
+
+        outcomes = await asyncio.wait_for(asyncio.to_thread(elsewhere), 60)
+        refused = (
+            f"{store!r} is used on another event loop than its first call's; asyncpg "
+            "connections belong to one event loop: open one store per event loop"
+        )
+        assert outcomes == [refused] * len(calls)
+        assert not slow.done()  # every call came while the first loop's write was under way
+        await slow
+        assert [item.content async for item in store.items()] == ["slow"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
@@ -383,6 +535,35 @@ async def test_a_call_from_another_event_loop_is_refused_at_once(postgres_dsn: s
         ({"dsn": "postgresql://x", "max_size": 10**9}, ValueError, "most connections"),
         ({"dsn": "postgresql://x", "connect_timeout": 0}, ValueError, "connect_timeout"),
         ({"dsn": "postgresql://x", "command_timeout": -1}, ValueError, "command_timeout"),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": 10**400},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "command_timeout": 2**1024},
+            ValueError,
+            "^command_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "command_timeout": 10**5000},
+            ValueError,
+            "^command_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": -(10**5000)},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got an int too large for a "
+            "float$",
+        ),
+        (
+            {"dsn": "postgresql://x", "connect_timeout": -2},
+            ValueError,
+            "^connect_timeout must be a positive number of seconds, got -2$",
+        ),
     ],
 )
 def test_bad_arguments_are_refused(
@@ -459,6 +640,59 @@ async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
         )
         assert 1 <= transactions < 40
         assert [i.content async for i in store.items()] == list(range(40))
+
+
+async def test_concurrent_writes_of_one_id_end_with_the_last_called(postgres_dsn: str) -> None:
+    """store(), store_many() and delete() of one id gathered at once take effect in call order,
+    as in InMemoryStore and SQLiteMemoryStore: the last one called decides (ten rounds)."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        for _ in range(10):
+            first = MemoryItem(content="v0")
+            second = MemoryItem(id=first.id, content="v1")
+            last = MemoryItem(id=first.id, content="v2")
+            await asyncio.gather(store.store(first), store.store(second), store.store_many([last]))
+            assert payload(await store.retrieve(first.id)) == payload(last)
+            gone = MemoryItem(content="b")
+            _, stored, found = await asyncio.gather(
+                store.store(MemoryItem(content="a")), store.store(gone), store.delete(gone.id)
+            )
+            assert (stored, found) == (gone.id, True)
+            assert await store.retrieve(gone.id) is None
+            back = MemoryItem(content="c")
+            await store.store(back)
+            _, found, stored = await asyncio.gather(
+                store.store(MemoryItem(content="d")), store.delete(back.id), store.store(back)
+            )
+            assert (found, stored) == (True, back.id)
+            assert payload(await store.retrieve(back.id)) == payload(back)
+
+
+async def test_concurrent_writes_keep_call_order_and_store_batches(postgres_dsn: str) -> None:
+    """Writes of every kind gathered at once are inserted in call order; the store() calls
+    between two other writes still share one transaction."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await asyncio.gather(
+            store.store(MemoryItem(content="s0")),
+            store.store_many([MemoryItem(content="m0"), MemoryItem(content="m1")]),
+            store.store(MemoryItem(content="s1")),
+            store.store(MemoryItem(content="s2")),
+            store.store_stream(iter([MemoryItem(content="t0")])),
+            store.store(MemoryItem(content="s3")),
+            store.store(MemoryItem(content="s4")),
+        )
+        rows = await store._call(
+            lambda conn: conn.fetch("SELECT content, xmin::text FROM lionmem_items ORDER BY seq")
+        )
+        groups: dict[str, list[str]] = {}
+        for content, transaction in rows:
+            groups.setdefault(transaction, []).append(content)
+        assert list(groups.values()) == [
+            ['"s0"'],
+            ['"m0"', '"m1"'],
+            ['"s1"', '"s2"'],
+            ['"t0"'],
+            ['"s3"', '"s4"'],
+        ]
 
 
 async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster) -> None:
@@ -785,3 +1019,32 @@ async def test_many_cancelled_stores_leave_the_others_in_order(postgres_server: 
         outcomes = await asyncio.gather(slow, *tasks, return_exceptions=True)
         assert sum(isinstance(o, asyncio.CancelledError) for o in outcomes) == 1500
         assert [i.content async for i in store.items()] == ["slow", *range(0, 3000, 2)]
+
+
+async def test_a_write_cancelled_while_it_waits_for_its_turn_is_not_run(
+    postgres_server: Cluster,
+) -> None:
+    """store_many() and delete() called while a store() commits wait for it; cancelled while
+    they wait, they never run, and the writes called after them still do, in order."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        postgres_server.psql(STALL_OR_REFUSE, database)
+        kept = MemoryItem(content="kept")
+        await store.store(kept)
+        slow = asyncio.ensure_future(store.store(MemoryItem(content="slow")))
+        await asyncio.sleep(0.05)  # its commit is under way
+        many = asyncio.ensure_future(store.store_many([MemoryItem(content="cancelled")]))
+        delete = asyncio.ensure_future(store.delete(kept.id))
+        after = asyncio.ensure_future(store.store(MemoryItem(content="after")))
+        await asyncio.sleep(0.05)
+        assert [task.done() for task in (slow, many, delete, after)] == [False] * 4
+        many.cancel()
+        delete.cancel()
+        outcomes = await asyncio.gather(slow, many, delete, after, return_exceptions=True)
+        assert [type(o).__name__ for o in outcomes] == [
+            "UUID",
+            "CancelledError",
+            "CancelledError",
+            "UUID",
+        ]
+        assert [i.content async for i in store.items()] == ["kept", "slow", "after"]
