@@ -2,7 +2,7 @@
 
 Results are a table on a terminal and JSON Lines (each item's ``model_dump_json()``) when piped
 or with ``--json``. ``KEY=JSON`` arguments (``--meta``, ``--filter``) take a JSON value after the
-first ``=``: ``stars=4``, ``lang='"de"'``. ``get`` and ``delete`` exit 1 when no item has the id.
+first ``=``: ``stars=4``, ``lang='"de"'``; each key once. ``get`` and ``delete`` exit 1 when no item has the id.
 """
 
 from __future__ import annotations
@@ -57,7 +57,16 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
 
 
 def _pairs(texts: list[str] | None, option: str) -> dict[str, Any]:
-    return dict(parse_key_json(text, option) for text in texts or ())
+    """The ``KEY=JSON`` arguments of ``option`` as a dict; a key given twice is refused, as
+    only one of its values could be kept."""
+    pairs: dict[str, Any] = {}
+    for text in texts or ():
+        key, value = parse_key_json(text, option)
+        if key in pairs:
+            msg = f"{option} key {key!r} is given twice; give each key once"
+            raise CommandError(msg)
+        pairs[key] = value
+    return pairs
 
 
 def _uuid(text: str) -> UUID:
@@ -168,7 +177,10 @@ def register(commands: Any) -> None:
         "--meta",
         action="append",
         metavar="KEY=JSON",
-        help="a metadata entry whose value is JSON, e.g. stars=4 or lang='\"de\"' (repeatable)",
+        help=(
+            "a metadata entry whose value is JSON, e.g. stars=4 or lang='\"de\"' "
+            "(repeatable, each key once)"
+        ),
     )
     add.add_argument(
         "--json", action="store_true", help="CONTENT is a JSON value (object, list, number...)"
@@ -204,7 +216,7 @@ def register(commands: Any) -> None:
         action="append",
         dest="filters",
         metavar="KEY=JSON",
-        help="metadata KEY equal to the JSON value (repeatable; all must hold)",
+        help="metadata KEY equal to the JSON value (repeatable, each key once; all must hold)",
     )
     search.add_argument(
         "--limit", type=int, default=20, metavar="N", help="at most N items (default 20)"

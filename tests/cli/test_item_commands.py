@@ -97,6 +97,14 @@ def test_add_json_stores_a_json_value_as_content(tmp_path: Path) -> None:
             "lionmem add: --meta '=4': expected KEY=JSON, for example --meta stars=4",
         ),
         (["--json"], "lionmem add: --json: CONTENT is not JSON (Expecting value)"),
+        (
+            ["--meta", "a=1", "--meta", "b=2", "--meta", "a=2"],
+            "lionmem add: --meta key 'a' is given twice; give each key once",
+        ),
+        (
+            ["--meta", "a=1", "--meta", "a=1"],
+            "lionmem add: --meta key 'a' is given twice; give each key once",
+        ),
     ],
 )
 def test_add_with_bad_arguments_exits_2_and_stores_nothing(
@@ -264,6 +272,20 @@ def test_search_with_a_bad_filter_exits_2(sample_db: Path) -> None:
     result = lionmem("search", "--filter", "lang=tr", "--db", sample_db, cwd=sample_db.parent)
     assert one_line_error(
         result, "lionmem search: --filter 'lang=tr': the value after '=' is not JSON"
+    )
+
+
+@pytest.mark.parametrize("values", [("3", "4"), ("3", "3")])
+def test_search_with_a_filter_key_given_twice_exits_2(
+    sample_db: Path, values: tuple[str, str]
+) -> None:
+    """A ``--filter`` key given twice is refused, naming the key, not one condition dropped."""
+    first, second = (f"stars={value}" for value in values)
+    result = lionmem(
+        "search", "--filter", first, "--filter", second, "--db", sample_db, cwd=sample_db.parent
+    )
+    assert one_line_error(result, "") == (
+        "lionmem search: --filter key 'stars' is given twice; give each key once"
     )
 
 
