@@ -574,3 +574,29 @@ def test_add_turns_an_empty_file_into_a_database(tmp_path: Path) -> None:
     (tmp_path / "z.db").write_bytes(b"")
     assert lionmem("add", "first", "--db", "z.db", cwd=tmp_path).status == 0
     assert lionmem("count", "--db", "z.db", cwd=tmp_path).stdout == "1\n"
+
+
+def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Path) -> None:
+    """With an ASCII terminal (``PYTHONIOENCODING=ascii``), ``search``'s table and ``get`` write
+    a character the terminal lacks as its escape instead of failing."""
+    added = lionmem("add", "café → 😀", "--tag", "ü", cwd=tmp_path)
+    assert added.status == 0, added
+    item_id = added.stdout.strip()
+    (item,) = _items(lionmem("search", cwd=tmp_path).stdout)
+    ascii_env = clean_env(PYTHONIOENCODING="ascii")
+    table = on_terminal("search", cwd=tmp_path, columns=120, env=ascii_env)
+    shown = on_terminal("get", item_id, cwd=tmp_path, columns=120, env=ascii_env)
+    assert (table.status, [line.split() for line in table.stdout.splitlines()]) == (
+        0,
+        [
+            ["id", "created", "tags", "content"],
+            [item_id, _iso(item["created_at"])[:10], "\\xfc", "caf\\xe9", "\\u2192", "\\U0001f600"],
+            ["1", "item"],
+        ],
+    )
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}
+    assert (shown.status, rows["tags"], rows["content"]) == (
+        0,
+        '["\\xfc"]',
+        "caf\\xe9 \\u2192 \\U0001f600",
+    )
