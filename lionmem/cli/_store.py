@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from lionmem.cli._errors import refuse_trailing_slash
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -217,6 +218,7 @@ def _sqlite(target: str, *, create: bool) -> Any:
     if path.is_dir():
         msg = f"--db {target} is a directory; give the path of a database file, e.g. {path / DEFAULT_DB}"
         raise StoreSelectionError(msg)
+    refuse_trailing_slash(target, "database file", "--db", StoreSelectionError)
     if not path.exists():
         if not create:
             msg = f"no lionmem database at {target} (lionmem add or lionmem import creates one)"

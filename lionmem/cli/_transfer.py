@@ -30,7 +30,14 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
+from lionmem.cli._errors import (
+    OK,
+    PROBLEM,
+    CommandError,
+    open_file,
+    refuse_trailing_slash,
+    validation_message,
+)
 from lionmem.cli._output import ProgressBar, flush_all, is_terminal, say, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
@@ -375,6 +382,7 @@ def _open_output(name: str | None) -> _Output:
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
         raise CommandError(msg)
+    refuse_trailing_slash(name, "file", "--out")
     if not path.parent.is_dir():
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)

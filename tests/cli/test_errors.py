@@ -597,3 +597,34 @@ def test_schema_out_escapes_what_stdout_cannot_encode_and_keeps_bytes_not_text(
         b"\\xfc\xff/memory_item.json\n",
         b"",
     )
+
+
+_SLASH = "ends in '/', so it names a directory; give the path of a"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["export", "--db", "s.db", "--out", "backups/"], f"--out backups/ {_SLASH} file"),
+        (["export", "--db", "s.db", "--out", "e.jsonl/"], f"--out e.jsonl/ {_SLASH} file"),
+        (["add", "x", "--db", "newdir/"], f"--db newdir/ {_SLASH} database file"),
+        (["count", "--db", "s.db/"], f"--db s.db/ {_SLASH} database file"),
+        (["import", "e.jsonl/", "--db", "s.db"], f"e.jsonl/ {_SLASH} JSON Lines file"),
+        (["validate", "e.jsonl/"], f"e.jsonl/ {_SLASH} JSON file"),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "rep/"],
+            f"--json rep/ {_SLASH} file",
+        ),
+    ],
+)
+def test_a_file_path_ending_in_a_slash_is_refused(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A file path ending in '/' names a directory, as POSIX tools read it: refused with one
+    line, exit 2, and no file is created, replaced or read in place of the one without it."""
+    assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
+    assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    result = lionmem(*args, cwd=tmp_path)
+    assert one_line_error(result, "") == f"lionmem {args[0]}: {message}"
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
