@@ -2,16 +2,22 @@
 
 Results are a table on a terminal and JSON Lines (each item's ``model_dump_json()``) when piped
 or with ``--json``. ``KEY=JSON`` arguments (``--meta``, ``--filter``) take a JSON value after the
-first ``=``: ``stars=4``, ``lang='"de"'``; each key once. ``get`` and ``delete`` exit 1 when no item has the id.
+first ``=``: ``stars=4``, ``lang='"de"'``; each key once. ``get`` and ``delete`` exit 1 when no
+item has the id. Ctrl-C while ``add`` or ``delete`` waits for its write (a locked database) does
+not stop it: the store completes a write it has begun, so the command waits for the outcome and
+reports it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shlex
+import signal
 import sys
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -24,6 +30,7 @@ from lionmem_models.memory_query import MemoryQuery
 
 __all__ = ["parse_key_json", "register"]
 
+_T = TypeVar("_T")
 _JSON_OPENERS = frozenset('[{"')
 _TOO_DEEP = "JSON nested too deeply to read"
 
@@ -96,7 +103,7 @@ def _add(args: argparse.Namespace) -> int:
         raise CommandError(validation_message(error)) from None
 
     async def work(store: Any) -> int:
-        await store.store(item)
+        await _outcome("add", store.store(item))
         say(item.id)
         return OK
 
@@ -150,13 +157,38 @@ def _delete(args: argparse.Namespace) -> int:
     item_id = _uuid(args.id)
 
     async def work(store: Any) -> int:
-        if not await store_method(store, "delete")(item_id):
+        if not await _outcome("delete", store_method(store, "delete")(item_id)):
             print(f"lionmem delete: no item with id {item_id}", file=sys.stderr)
             return PROBLEM
         say(f"deleted {item_id}")
         return OK
 
     return run_on_store(args, work)
+
+
+async def _outcome(command: str, write: Awaitable[_T]) -> _T:
+    """Return the outcome of ``write``, the call that hands the command's one write to the
+    store, even when the command is interrupted (Ctrl-C) while it waits: the store completes a
+    write it has begun, so saying "interrupted" would be false, and a retry would add the item
+    again. The interruption is noted on stderr; a further Ctrl-C is ignored until the outcome."""
+    handed = asyncio.ensure_future(write)
+    try:
+        return await asyncio.shield(handed)
+    except asyncio.CancelledError:
+        if handed.cancelled():  # cancelled by someone else than the interruption
+            raise
+    task = asyncio.current_task()
+    if task is not None:  # the interruption is handled here, not by the task's later awaits
+        task.uncancel()
+    print(
+        f"lionmem {command}: interrupted; waiting for the write the store has begun",
+        file=sys.stderr,
+    )
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return await handed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
