@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import queue
+import select
 import shlex
 import stat
 import sys
@@ -132,7 +133,7 @@ class _Reader:
 
         def read() -> None:
             try:
-                while chunk := os.read(source, _CHUNK_BYTES):
+                while chunk := _read_waiting(source):
                     chunks.put(chunk)
             except BaseException as error:  # given to the import, which raises it
                 chunks.put(error)
@@ -181,6 +182,16 @@ class _Reader:
         ``self.line`` is that item's line.
         """
         self._bad(str(error))
+
+
+def _read_waiting(descriptor: int) -> bytes:
+    """Read what has arrived at ``descriptor``; an input another process made non-blocking
+    (``O_NONBLOCK``, shared by every holder of the pipe) is waited for while it is empty."""
+    while True:
+        try:
+            return os.read(descriptor, _CHUNK_BYTES)
+        except BlockingIOError:
+            select.select([descriptor], [], [])
 
 
 def _open_input(name: str) -> tuple[IO[bytes], float | None]:
