@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lionmem.cli._errors import CommandError
+from lionmem.cli._errors import CommandError, refuse_trailing_slash
 from lionmem.cli._output import say
 from lionmem.conformance._options import case_timeout, examples_count
 
@@ -40,9 +40,7 @@ def register(commands: Any) -> None:
         metavar="MODULE:FACTORY",
         help="e.g. lionmem.conformance.fake:FakeHarness (called with no arguments)",
     )
-    parser.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE"
-    )
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument("--seed", type=int, help="seed of the randomised cases")
     parser.add_argument(
         "--examples",
@@ -117,6 +115,8 @@ async def load_harness(target: str) -> Any:
 async def _main(args: argparse.Namespace) -> int:
     from lionmem.conformance import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
 
+    if args.json is not None:  # before the suite runs, not once its report is lost
+        refuse_trailing_slash(args.json, "file", "--json")
     try:
         for name in args.cases or ():
             case_named(name)
@@ -136,7 +136,7 @@ async def _main(args: argparse.Namespace) -> int:
         raise CommandError(msg) from None
     say(report.format_table())
     if args.json is not None:
-        args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         say(f"report written to {args.json}")
     return 0 if report.ok else 1
 

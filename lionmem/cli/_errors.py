@@ -22,6 +22,7 @@ __all__ = [
     "CommandError",
     "missing",
     "open_file",
+    "refuse_trailing_slash",
     "require_extra",
     "validation_message",
 ]
@@ -56,6 +57,21 @@ def validation_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def refuse_trailing_slash(
+    name: str, kind: str, option: str = "", error: type[Exception] = CommandError
+) -> None:
+    """Raise ``error`` when the file path ``name`` (given as ``option``, if any) ends in a slash.
+
+    Such a path names a directory: POSIX tools refuse it as a file (ENOTDIR, EISDIR), while
+    ``pathlib.Path`` and ``os.path.abspath`` drop the slash and would name a file. ``kind``
+    names what the path should be ("database file").
+    """
+    if name.endswith("/"):
+        given = f"{option} {name}" if option else name
+        msg = f"{given} ends in '/', so it names a directory; give the path of a {kind}"
+        raise error(msg)
+
+
 def open_file(name: str, kind: str) -> BinaryIO:
     """Open file ``name`` for reading bytes, or raise the ``CommandError`` that says why not.
 
@@ -65,6 +81,7 @@ def open_file(name: str, kind: str) -> BinaryIO:
     if path.is_dir():
         msg = f"{name} is a directory, not a {kind}"
         raise CommandError(msg)
+    refuse_trailing_slash(name, kind)
     try:
         return path.open("rb")
     except FileNotFoundError:

@@ -2,16 +2,22 @@
 
 Results are a table on a terminal and JSON Lines (each item's ``model_dump_json()``) when piped
 or with ``--json``. ``KEY=JSON`` arguments (``--meta``, ``--filter``) take a JSON value after the
-first ``=``: ``stars=4``, ``lang='"de"'``. ``get`` and ``delete`` exit 1 when no item has the id.
+first ``=``: ``stars=4``, ``lang='"de"'``; each key once. ``get`` and ``delete`` exit 1 when no
+item has the id. Ctrl-C while ``add`` or ``delete`` waits for its write (a locked database) does
+not stop it: the store completes a write it has begun, so the command waits for the outcome and
+reports it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shlex
+import signal
 import sys
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -24,6 +30,7 @@ from lionmem_models.memory_query import MemoryQuery
 
 __all__ = ["parse_key_json", "register"]
 
+_T = TypeVar("_T")
 _JSON_OPENERS = frozenset('[{"')
 _TOO_DEEP = "JSON nested too deeply to read"
 
@@ -57,7 +64,16 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
 
 
 def _pairs(texts: list[str] | None, option: str) -> dict[str, Any]:
-    return dict(parse_key_json(text, option) for text in texts or ())
+    """The ``KEY=JSON`` arguments of ``option`` as a dict; a key given twice is refused, as
+    only one of its values could be kept."""
+    pairs: dict[str, Any] = {}
+    for text in texts or ():
+        key, value = parse_key_json(text, option)
+        if key in pairs:
+            msg = f"{option} key {key!r} is given twice; give each key once"
+            raise CommandError(msg)
+        pairs[key] = value
+    return pairs
 
 
 def _uuid(text: str) -> UUID:
@@ -87,7 +103,7 @@ def _add(args: argparse.Namespace) -> int:
         raise CommandError(validation_message(error)) from None
 
     async def work(store: Any) -> int:
-        await store.store(item)
+        await _outcome("add", store.store(item))
         say(item.id)
         return OK
 
@@ -141,13 +157,38 @@ def _delete(args: argparse.Namespace) -> int:
     item_id = _uuid(args.id)
 
     async def work(store: Any) -> int:
-        if not await store_method(store, "delete")(item_id):
+        if not await _outcome("delete", store_method(store, "delete")(item_id)):
             print(f"lionmem delete: no item with id {item_id}", file=sys.stderr)
             return PROBLEM
         say(f"deleted {item_id}")
         return OK
 
     return run_on_store(args, work)
+
+
+async def _outcome(command: str, write: Awaitable[_T]) -> _T:
+    """Return the outcome of ``write``, the call that hands the command's one write to the
+    store, even when the command is interrupted (Ctrl-C) while it waits: the store completes a
+    write it has begun, so saying "interrupted" would be false, and a retry would add the item
+    again. The interruption is noted on stderr; a further Ctrl-C is ignored until the outcome."""
+    handed = asyncio.ensure_future(write)
+    try:
+        return await asyncio.shield(handed)
+    except asyncio.CancelledError:
+        if handed.cancelled():  # cancelled by someone else than the interruption
+            raise
+    task = asyncio.current_task()
+    if task is not None:  # the interruption is handled here, not by the task's later awaits
+        task.uncancel()
+    print(
+        f"lionmem {command}: interrupted; waiting for the write the store has begun",
+        file=sys.stderr,
+    )
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return await handed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
@@ -168,7 +209,10 @@ def register(commands: Any) -> None:
         "--meta",
         action="append",
         metavar="KEY=JSON",
-        help="a metadata entry whose value is JSON, e.g. stars=4 or lang='\"de\"' (repeatable)",
+        help=(
+            "a metadata entry whose value is JSON, e.g. stars=4 or lang='\"de\"' "
+            "(repeatable, each key once)"
+        ),
     )
     add.add_argument(
         "--json", action="store_true", help="CONTENT is a JSON value (object, list, number...)"
@@ -204,7 +248,7 @@ def register(commands: Any) -> None:
         action="append",
         dest="filters",
         metavar="KEY=JSON",
-        help="metadata KEY equal to the JSON value (repeatable; all must hold)",
+        help="metadata KEY equal to the JSON value (repeatable, each key once; all must hold)",
     )
     search.add_argument(
         "--limit", type=int, default=20, metavar="N", help="at most N items (default 20)"

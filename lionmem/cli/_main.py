@@ -11,7 +11,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -91,15 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _check_streams(args: argparse.Namespace) -> None:
     """Give a closed stderr (``2>&-``) the null device, since print(file=None) would write the
-    messages to stdout; let stdout write file names that are not text; raise ``CommandError``
+    messages to stdout; raise ``CommandError``
     for a closed stdout (``>&-``) unless ``--out`` carries the data, as the result would be
     lost (``mcp`` has no use of stdout over HTTP and handles it over stdio)."""
     if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # open until exit
-    if isinstance(sys.stdout, io.TextIOWrapper):
-        # A file name that is not text in the locale's encoding reached Python as surrogates:
-        # written back as the bytes it was (as under the C locale), not a UnicodeEncodeError.
-        sys.stdout.reconfigure(errors="surrogateescape")
+        sys.stderr = open(os.devnull, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115  # open until exit
     if sys.stdout is None and args.command != "mcp":
         out = getattr(args, "out", None)
         if out in (None, "-") or _names_stdout(str(out)):

@@ -7,11 +7,15 @@ the screen turns it off); it appears once the work passes ``PROGRESS_AFTER`` ite
 
 Every byte a command writes to stdout goes through ``write_all``, which waits while a
 non-blocking output (a pipe or terminal another process made so) is full: text lines through
-``say``, tables through ``STDOUT``, the text stream rich is given; never ``print``.
+``say``, tables through ``STDOUT``, the text stream rich is given; never ``print``. Text a
+person reads never fails on stdout's encoding: a character it cannot write is written as its
+escape (``\\xfc``, ``\\u2192``), and a byte of a file name that is not text in the locale's
+encoding as that byte.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import json
 import select
@@ -62,6 +66,7 @@ _ORDINARY_FORMAT = frozenset("\u200c\u200d\u00ad")
 _BYTE = 0xFF  # the largest code point written as \xNN in text
 _BMP = 0xFFFF  # the largest code point written as \uNNNN in text
 _UNDECODED = 0xDC00  # surrogateescape: byte N (0x80 or more) of a name not UTF-8 is U+DC00 + N
+_FIRST_UNDECODED = 0x80
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -83,10 +88,17 @@ def _hidden(character: str, lines: bool) -> bool:
     return unicodedata.category(character) in _HIDDEN
 
 
+def _undecoded(character: str) -> int | None:
+    """The byte of a name not text in the locale's encoding that ``character`` stands for
+    (surrogateescape), else None."""
+    code = ord(character) - _UNDECODED
+    return code if _FIRST_UNDECODED <= code <= _BYTE else None
+
+
 def _text_escape(character: str) -> str:
     code = ord(character)
-    if _UNDECODED + 0x80 <= code <= _UNDECODED + _BYTE:  # a byte of a name not UTF-8 text
-        return f"\\x{code - _UNDECODED:02x}"
+    if (byte := _undecoded(character)) is not None:
+        return f"\\x{byte:02x}"
     if code <= _BYTE:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code <= _BMP else f"\\U{code:08x}"
@@ -179,6 +191,22 @@ def _wait_until_writable(stream: IO[bytes]) -> None:
     select.select([], [stream.fileno()], [])
 
 
+def _shown(error: UnicodeError) -> tuple[str | bytes, int]:
+    """Write what stdout's encoding cannot: a byte of a file name that is not text in the
+    locale's encoding (which reached Python as a surrogate) as that byte, any other character
+    as its escape."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    character = error.object[error.start]
+    if (byte := _undecoded(character)) is not None:
+        return bytes([byte]), error.start + 1
+    return _text_escape(character), error.start + 1
+
+
+_SHOWN = "lionmem-shown"
+codecs.register_error(_SHOWN, _shown)
+
+
 class _Stdout:
     """Standard output (whatever ``sys.stdout`` is when written) as a text stream that writes
     every byte of each write at once, in stdout's encoding, through ``write_all``: a full
@@ -197,7 +225,7 @@ class _Stdout:
 
     def write(self, text: str) -> int:
         stream = sys.stdout
-        data = text.encode(stream.encoding, stream.errors or "strict")
+        data = text.encode(stream.encoding, _SHOWN)
         stream.flush()  # anything written to sys.stdout itself goes first
         write_all(stream.buffer, data)
         flush_all(stream.buffer)

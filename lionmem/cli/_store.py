@@ -2,8 +2,9 @@
 
 ``select_store`` turns the target into a store object without opening it; ``open_store`` also
 opens it. Both raise ``StoreSelectionError`` with one line naming the problem: a directory given
-as the file, a missing file where one is needed, another application's database, a namespace
-given for a SQLite file (one file is one namespace), an unreachable server, a missing extra.
+as the file, a missing file where one is needed, a path the SQLite store refuses (a ``file:``
+URI, a NUL), another application's database, a namespace given for a SQLite file (one file is
+one namespace), an unreachable server, a missing extra.
 The target defaults to ``$LIONMEM_DB``, else ``memory.db`` in the working directory. The
 PostgreSQL store (``lionmem.stores.postgres``) is imported only when a ``postgresql://`` address
 is given. Any other front end (the MCP server) selects its store through these functions;
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from lionmem.cli._errors import refuse_trailing_slash
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -200,12 +202,23 @@ def _one_line(exc: BaseException, target: str) -> str:
 def _sqlite(target: str, *, create: bool) -> Any:
     from lionmem.stores.sqlite import SQLiteMemoryStore
 
+    if target.startswith("file:"):
+        msg = (
+            f"--db {target} reads as a SQLite URI, which lionmem does not take; "
+            f"a file of that name is ./{target}"
+        )
+        raise StoreSelectionError(msg)
+    try:  # the path as given: Path() would make ./file:x a URI again
+        store = SQLiteMemoryStore(target)
+    except (ValueError, TypeError) as exc:  # a path no file can have (a NUL in it)
+        raise StoreSelectionError(_one_line(exc, target)) from exc
     if target == ":memory:":
-        return SQLiteMemoryStore(target)
+        return store
     path = Path(target)
     if path.is_dir():
         msg = f"--db {target} is a directory; give the path of a database file, e.g. {path / DEFAULT_DB}"
         raise StoreSelectionError(msg)
+    refuse_trailing_slash(target, "database file", "--db", StoreSelectionError)
     if not path.exists():
         if not create:
             msg = f"no lionmem database at {target} (lionmem add or lionmem import creates one)"
@@ -222,7 +235,7 @@ def _sqlite(target: str, *, create: bool) -> Any:
             "(lionmem add or lionmem import creates one)"
         )
         raise StoreSelectionError(msg)
-    return SQLiteMemoryStore(path)
+    return store
 
 
 def _empty_file(path: Path) -> bool:

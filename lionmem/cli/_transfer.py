@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import queue
+import select
 import shlex
 import stat
 import sys
@@ -30,7 +31,14 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from lionmem.cli._errors import OK, PROBLEM, CommandError, open_file, validation_message
+from lionmem.cli._errors import (
+    OK,
+    PROBLEM,
+    CommandError,
+    open_file,
+    refuse_trailing_slash,
+    validation_message,
+)
 from lionmem.cli._output import ProgressBar, flush_all, is_terminal, say, visible, write_all
 from lionmem.cli._store import (
     add_store_arguments,
@@ -125,7 +133,7 @@ class _Reader:
 
         def read() -> None:
             try:
-                while chunk := os.read(source, _CHUNK_BYTES):
+                while chunk := _read_waiting(source):
                     chunks.put(chunk)
             except BaseException as error:  # given to the import, which raises it
                 chunks.put(error)
@@ -174,6 +182,16 @@ class _Reader:
         ``self.line`` is that item's line.
         """
         self._bad(str(error))
+
+
+def _read_waiting(descriptor: int) -> bytes:
+    """Read what has arrived at ``descriptor``; an input another process made non-blocking
+    (``O_NONBLOCK``, shared by every holder of the pipe) is waited for while it is empty."""
+    while True:
+        try:
+            return os.read(descriptor, _CHUNK_BYTES)
+        except BlockingIOError:
+            select.select([descriptor], [], [])
 
 
 def _open_input(name: str) -> tuple[IO[bytes], float | None]:
@@ -375,6 +393,7 @@ def _open_output(name: str | None) -> _Output:
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"
         raise CommandError(msg)
+    refuse_trailing_slash(name, "file", "--out")
     if not path.parent.is_dir():
         msg = f"--out {name}: the directory {path.parent} does not exist"
         raise CommandError(msg)

@@ -96,8 +96,10 @@ def on_terminal(  # noqa: PLR0913 - independent, keyword-only settings of one ru
     timeout: float = 120,
     raw: bool = False,
     full: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Result:
-    """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty;
+    """Run the console script with stdout (and stderr, unless ``stderr_too`` is false) on a pty,
+    in ``env`` (default ``clean_env()``);
     ``raw=True`` keeps the escape sequences and line ends the terminal received. ``full=True``
     makes the terminal non-blocking and full (``fill``) before the command starts, and reads it
     only once the command has waited on it (``_read_late``); the filling is left out of the
@@ -111,7 +113,7 @@ def on_terminal(  # noqa: PLR0913 - independent, keyword-only settings of one ru
         stdout=slave,
         stderr=slave if stderr_too else subprocess.PIPE,
         cwd=cwd,
-        env=clean_env(),
+        env=env or clean_env(),
         close_fds=True,
     )
     os.close(slave)

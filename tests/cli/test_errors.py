@@ -550,3 +550,81 @@ def test_file_names_with_terminal_escapes_are_shown_as_escapes(tmp_path: Path) -
     exported = lionmem("export", "--db", "t.db", "--out", name, cwd=tmp_path)
     assert (imported.status, imported.stdout) == (0, f"imported 1 item from {shown}\n")
     assert (exported.status, exported.stdout) == (0, f"exported 1 item to {shown}\n")
+
+
+def _ascii_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the console script with stdout and stderr in ASCII (``PYTHONIOENCODING=ascii``)."""
+    return subprocess.run(
+        [str(LIONMEM), *args],
+        cwd=cwd,
+        env=clean_env(PYTHONIOENCODING="ascii"),
+        capture_output=True,
+        check=False,
+    )
+
+
+def test_summaries_a_stdout_cannot_encode_are_written_with_escapes(tmp_path: Path) -> None:
+    """With stdout in an encoding that lacks a character of a file name (ASCII), the import
+    and export summaries write it as its escape once the work is done; the JSON Lines are UTF-8
+    as always, and messages on stderr are escaped the same way."""
+    shutil.copyfile(SAMPLE, tmp_path / "ünï.jsonl")
+    imported = _ascii_run("import", "ünï.jsonl", "--db", "s.db", cwd=tmp_path)
+    exported = _ascii_run("export", "--db", "s.db", "--out", "köpie→.jsonl", cwd=tmp_path)
+    piped = _ascii_run("export", "--db", "s.db", cwd=tmp_path)
+    missing = _ascii_run("import", "nöpe.jsonl", "--db", "s.db", cwd=tmp_path)
+    assert [(done.returncode, done.stdout, done.stderr) for done in (imported, exported)] == [
+        (0, b"imported 3000 items from \\xfcn\\xef.jsonl\n", b""),
+        (0, b"exported 3000 items to k\\xf6pie\\u2192.jsonl\n", b""),
+    ]
+    assert (tmp_path / "köpie→.jsonl").read_bytes() == SAMPLE.read_bytes()
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, SAMPLE.read_bytes(), b"")
+    assert (missing.returncode, missing.stdout, missing.stderr) == (
+        2,
+        b"",
+        b"lionmem import: n\\xf6pe.jsonl: no such file\n",
+    )
+
+
+def test_schema_out_escapes_what_stdout_cannot_encode_and_keeps_bytes_not_text(
+    tmp_path: Path,
+) -> None:
+    """In one path printed by ``schema --out``, a character an ASCII stdout lacks is its
+    escape, and a byte of the name that is not UTF-8 is written as that byte."""
+    folder = "ü" + os.fsdecode(b"\xff")
+    done = _ascii_run("schema", "memory_item", "--out", folder, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        b"\\xfc\xff/memory_item.json\n",
+        b"",
+    )
+
+
+_SLASH = "ends in '/', so it names a directory; give the path of a"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["export", "--db", "s.db", "--out", "backups/"], f"--out backups/ {_SLASH} file"),
+        (["export", "--db", "s.db", "--out", "e.jsonl/"], f"--out e.jsonl/ {_SLASH} file"),
+        (["add", "x", "--db", "newdir/"], f"--db newdir/ {_SLASH} database file"),
+        (["count", "--db", "s.db/"], f"--db s.db/ {_SLASH} database file"),
+        (["import", "e.jsonl/", "--db", "s.db"], f"e.jsonl/ {_SLASH} JSON Lines file"),
+        (["validate", "e.jsonl/"], f"e.jsonl/ {_SLASH} JSON file"),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "rep/"],
+            f"--json rep/ {_SLASH} file",
+        ),
+    ],
+)
+def test_a_file_path_ending_in_a_slash_is_refused(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A file path ending in '/' names a directory, as POSIX tools read it: refused with one
+    line, exit 2, and no file is created, replaced or read in place of the one without it."""
+    assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
+    assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    result = lionmem(*args, cwd=tmp_path)
+    assert one_line_error(result, "") == f"lionmem {args[0]}: {message}"
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before

@@ -117,3 +117,31 @@ def test_import_from_a_closed_standard_input_is_one_line(tmp_path: Path) -> None
         "lionmem import: standard input is closed: give a file, or pipe the lines in\n"
     )
     assert not (tmp_path / "t.db").exists()
+
+
+def test_import_from_a_non_blocking_pipe_waits_for_its_lines(tmp_path: Path) -> None:
+    """A pipe made non-blocking (O_NONBLOCK, as a process sharing it may) is waited for while
+    it is empty: the lines written later are imported, not an EAGAIN error."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    process = subprocess.Popen(
+        [str(LIONMEM), "import", "-", "--db", "t.db"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(read_end)
+    with os.fdopen(write_end, "wb", buffering=0) as lines:
+        time.sleep(1)  # the command has started and finds the pipe empty
+        if process.poll() is None:
+            lines.write(b'{"content": "a"}\n')
+            time.sleep(0.2)
+        if process.poll() is None:
+            lines.write(b'{"content": "b"}\n')
+    assert finished(process) == (0, b"imported 2 items from standard input\n", b"")
+    assert [json.loads(line)["content"] for line in _export(tmp_path / "t.db").splitlines()] == [
+        "a",
+        "b",
+    ]

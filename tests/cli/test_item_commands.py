@@ -97,6 +97,14 @@ def test_add_json_stores_a_json_value_as_content(tmp_path: Path) -> None:
             "lionmem add: --meta '=4': expected KEY=JSON, for example --meta stars=4",
         ),
         (["--json"], "lionmem add: --json: CONTENT is not JSON (Expecting value)"),
+        (
+            ["--meta", "a=1", "--meta", "b=2", "--meta", "a=2"],
+            "lionmem add: --meta key 'a' is given twice; give each key once",
+        ),
+        (
+            ["--meta", "a=1", "--meta", "a=1"],
+            "lionmem add: --meta key 'a' is given twice; give each key once",
+        ),
     ],
 )
 def test_add_with_bad_arguments_exits_2_and_stores_nothing(
@@ -264,6 +272,20 @@ def test_search_with_a_bad_filter_exits_2(sample_db: Path) -> None:
     result = lionmem("search", "--filter", "lang=tr", "--db", sample_db, cwd=sample_db.parent)
     assert one_line_error(
         result, "lionmem search: --filter 'lang=tr': the value after '=' is not JSON"
+    )
+
+
+@pytest.mark.parametrize("values", [("3", "4"), ("3", "3")])
+def test_search_with_a_filter_key_given_twice_exits_2(
+    sample_db: Path, values: tuple[str, str]
+) -> None:
+    """A ``--filter`` key given twice is refused, naming the key, not one condition dropped."""
+    first, second = (f"stars={value}" for value in values)
+    result = lionmem(
+        "search", "--filter", first, "--filter", second, "--db", sample_db, cwd=sample_db.parent
+    )
+    assert one_line_error(result, "") == (
+        "lionmem search: --filter key 'stars' is given twice; give each key once"
     )
 
 
@@ -552,3 +574,29 @@ def test_add_turns_an_empty_file_into_a_database(tmp_path: Path) -> None:
     (tmp_path / "z.db").write_bytes(b"")
     assert lionmem("add", "first", "--db", "z.db", cwd=tmp_path).status == 0
     assert lionmem("count", "--db", "z.db", cwd=tmp_path).stdout == "1\n"
+
+
+def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Path) -> None:
+    """With an ASCII terminal (``PYTHONIOENCODING=ascii``), ``search``'s table and ``get`` write
+    a character the terminal lacks as its escape instead of failing."""
+    added = lionmem("add", "café → 😀", "--tag", "ü", cwd=tmp_path)
+    assert added.status == 0, added
+    item_id = added.stdout.strip()
+    (item,) = _items(lionmem("search", cwd=tmp_path).stdout)
+    ascii_env = clean_env(PYTHONIOENCODING="ascii")
+    table = on_terminal("search", cwd=tmp_path, columns=120, env=ascii_env)
+    shown = on_terminal("get", item_id, cwd=tmp_path, columns=120, env=ascii_env)
+    assert (table.status, [line.split() for line in table.stdout.splitlines()]) == (
+        0,
+        [
+            ["id", "created", "tags", "content"],
+            [item_id, _iso(item["created_at"])[:10], "\\xfc", "caf\\xe9", "\\u2192", "\\U0001f600"],
+            ["1", "item"],
+        ],
+    )
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}
+    assert (shown.status, rows["tags"], rows["content"]) == (
+        0,
+        '["\\xfc"]',
+        "caf\\xe9 \\u2192 \\U0001f600",
+    )

@@ -256,3 +256,51 @@ def test_a_value_store_many_refuses_aborts_the_import(
         "lionmem import: MemoryItem.content: a value of type str cannot be stored exactly: "
         "it holds a NUL, which text cannot; nothing was imported"
     )
+
+
+URI_REFUSED = (
+    "--db file:u.db reads as a SQLite URI, which lionmem does not take; a file of that name "
+    "is ./file:u.db"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["add", "hi", "--db", "file:u.db"], {}),
+        (["import", "x.jsonl", "--db", "file:u.db"], {}),
+        (["count", "--db", "file:u.db"], {}),
+        (["add", "hi"], {"LIONMEM_DB": "file:u.db"}),
+    ],
+)
+def test_a_db_that_reads_as_a_sqlite_uri_is_one_line(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    """A path starting ``file:`` (SQLite would read it as a URI) is refused, exit 2, with the
+    name that means the file; an existing file of that name is left as it was."""
+    (tmp_path / "x.jsonl").write_text('{"content": "x"}\n', encoding="utf-8")
+    assert lionmem("add", "kept", "--db", "./file:u.db", cwd=tmp_path).status == 0
+    before = (tmp_path / "file:u.db").read_bytes()
+    result = lionmem(*args, cwd=tmp_path, stdin="", env=clean_env(**env))
+    assert one_line_error(result, "") == f"lionmem {args[0]}: {URI_REFUSED}"
+    assert (tmp_path / "file:u.db").read_bytes() == before
+
+
+def test_a_file_named_like_a_uri_is_reached_through_its_relative_path(tmp_path: Path) -> None:
+    """``./file:u.db`` names the file ``file:u.db`` in the working directory."""
+    added = lionmem("add", "hi", "--db", "./file:u.db", cwd=tmp_path)
+    assert added.status == 0, added
+    counted = lionmem("count", "--db", "./file:u.db", cwd=tmp_path)
+    assert (counted.status, counted.stdout) == (0, "1\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["file:u.db"]
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_path_no_file_can_have_is_a_selection_error(create: bool) -> None:
+    """The store's refusal of a path (a NUL in it) is a ``StoreSelectionError``, the one line
+    a front end shows, not the constructor's ValueError."""
+    with pytest.raises(StoreSelectionError) as caught:
+        select_store("a\x00b.db", create=create)
+    assert (
+        str(caught.value) == "path 'a\\x00b.db' holds a NUL character, which no file name can hold"
+    )

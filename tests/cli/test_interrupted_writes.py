@@ -1,0 +1,129 @@
+"""Ctrl-C while a command waits for a locked database: what it reports is what was written.
+
+Another process holds the SQLite write lock (``BEGIN EXCLUSIVE``) for a few seconds; the
+command is started, and interrupted (SIGINT) once it has opened the database and waits for the
+lock. ``add`` and ``delete`` hand their one write to the store, which completes it once begun:
+they wait for it and report it. ``import`` rolls back and stores nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.cli.support import LIONMEM, clean_env, finished, lionmem
+
+_LOCK_SECONDS = 6.0
+_HOLD_LOCK = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("COMMIT")
+"""
+
+
+@contextmanager
+def _locked(db: Path) -> Iterator[None]:
+    """Hold the write lock of ``db`` from another process for ``_LOCK_SECONDS``."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(db), str(_LOCK_SECONDS)], stdout=subprocess.PIPE
+    ) as holder:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == b"locked\n"
+        yield
+        assert holder.wait(timeout=60) == 0
+
+
+def _opened(pid: int, db: Path) -> bool:
+    """Whether process ``pid`` has ``db`` open (its store is open: the write comes next)."""
+    folder = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.path.realpath(folder / fd) == str(db) for fd in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def _interrupted_while_waiting(db: Path, *args: str) -> tuple[int, str, str]:
+    """Run ``lionmem ARGS --db DB`` while another process holds the lock; once it has opened
+    the database, send SIGINT twice, half a second apart; return its exit status and output."""
+    with _locked(db):
+        process = subprocess.Popen(
+            [str(LIONMEM), *args, "--db", str(db)],
+            cwd=db.parent,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while not _opened(process.pid, db):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(0.5)
+        for _ in range(2):
+            assert process.poll() is None, "the command ended before it could be interrupted"
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+        status, stdout, stderr = finished(process, timeout=60)
+    return status, stdout.decode("utf-8"), stderr.decode("utf-8")
+
+
+def _contents(db: Path) -> list[str]:
+    listed = lionmem("search", "--limit", "100", "--db", db, cwd=db.parent)
+    assert listed.status == 0, listed
+    return [json.loads(line)["content"] for line in listed.stdout.splitlines()]
+
+
+def test_add_interrupted_while_the_database_is_locked_reports_the_stored_item(
+    tmp_path: Path,
+) -> None:
+    """The item handed to the store is stored once the lock is free: ``add`` says so, prints
+    its id and exits 0, so a person does not add it again; the second Ctrl-C changes nothing."""
+    db = tmp_path / "lk.db"
+    assert lionmem("add", "first", "--db", db, cwd=tmp_path).status == 0
+    status, stdout, stderr = _interrupted_while_waiting(db, "add", "zzz")
+    assert (status, stderr) == (
+        0,
+        "lionmem add: interrupted; waiting for the write the store has begun\n",
+    )
+    stored = lionmem("get", stdout.strip(), "--db", db, cwd=tmp_path)
+    assert (stored.status, json.loads(stored.stdout)["content"]) == (0, "zzz")
+    assert _contents(db) == ["first", "zzz"]
+
+
+def test_delete_interrupted_while_the_database_is_locked_reports_the_deletion(
+    tmp_path: Path,
+) -> None:
+    """``delete`` waits for the deletion it handed to the store and reports it."""
+    db = tmp_path / "lk.db"
+    added = lionmem("add", "gone", "--db", db, cwd=tmp_path)
+    assert lionmem("add", "kept", "--db", db, cwd=tmp_path).status == 0
+    item_id = added.stdout.strip()
+    assert _interrupted_while_waiting(db, "delete", item_id) == (
+        0,
+        f"deleted {item_id}\n",
+        "lionmem delete: interrupted; waiting for the write the store has begun\n",
+    )
+    assert _contents(db) == ["kept"]
+
+
+def test_import_interrupted_while_the_database_is_locked_stores_nothing(tmp_path: Path) -> None:
+    """``import`` stops at the interruption: exit 130, and none of the file is stored."""
+    db = tmp_path / "lk.db"
+    assert lionmem("add", "first", "--db", db, cwd=tmp_path).status == 0
+    (tmp_path / "more.jsonl").write_text('{"content": "more"}\n', encoding="utf-8")
+    assert _interrupted_while_waiting(db, "import", "more.jsonl") == (
+        130,
+        "",
+        "lionmem import: interrupted\n",
+    )
+    assert _contents(db) == ["first"]
