@@ -170,7 +170,8 @@ async def _outcome(command: str, write: Awaitable[_T]) -> _T:
     """Return the outcome of ``write``, the call that hands the command's one write to the
     store, even when the command is interrupted (Ctrl-C) while it waits: the store completes a
     write it has begun, so saying "interrupted" would be false, and a retry would add the item
-    again. The interruption is noted on stderr; a further Ctrl-C is ignored until the outcome."""
+    again. The interruption is noted on stderr; a further Ctrl-C is ignored until the command
+    ends (it reports the outcome and closes the store), so none can misreport a write done."""
     handed = asyncio.ensure_future(write)
     try:
         return await asyncio.shield(handed)
@@ -184,11 +185,8 @@ async def _outcome(command: str, write: Awaitable[_T]) -> _T:
         f"lionmem {command}: interrupted; waiting for the write the store has begun",
         file=sys.stderr,
     )
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return await handed
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return await handed
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
