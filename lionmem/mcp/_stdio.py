@@ -111,15 +111,15 @@ class BoundedLines:
             del line
 
 
-# A last member "id" (perhaps before "jsonrpc"), closing the line: in valid JSON that closing
-# brace ends the message, so the key is the message's own, not one nested in its params.
+_STRING = rb'"(?:[^"\\\x00-\x1f]|\\.)*"'
+
+# A last member "id" (perhaps before "jsonrpc") whose value is a string, a number, a boolean or
+# null, closing the line: in valid JSON that closing brace ends the message, so the key is the
+# message's own, not one nested in its params.
 _TAIL_ID = re.compile(
-    rb'[{,]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\\x00-\x1f]|\\.)*")'
+    rb'[{,]\s*"id"\s*:\s*(' + _STRING + rb"|-?[0-9][-+.eE0-9]*|true|false|null)"
     rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$'
 )
-
-
-_STRING = rb'"(?:[^"\\\x00-\x1f]|\\.)*"'
 _LEADING_KEY = re.compile(rb"\s*(" + _STRING + rb")\s*:\s*")
 _LEADING_VALUE = re.compile(
     rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|" + _STRING + rb"|true|false|null)\s*([,}])"
@@ -271,16 +271,20 @@ _ODD_ID = types.JSONRPCError(
 )
 
 
-def _odd_id(message: types.JSONRPCMessage, prefix: bytes) -> bool:
+def _odd_id(message: types.JSONRPCMessage, prefix: bytes, tail: bytes) -> bool:
     """Whether ``message`` is a notification whose line has an ``id`` all the same: one the SDK
-    read as a notification because its id (null, a fraction, a boolean) is none it knows."""
+    read as a notification because its id (null, a fraction, a boolean) is none it knows.
+
+    ``prefix`` and ``tail`` are the first and last bytes of the line: the id is looked for in
+    the first ``HEAD_BYTES`` and as the last member closing the line.
+    """
     if not isinstance(message, types.JSONRPCNotification):
         return False
     try:
         head = from_json(prefix, allow_partial=True)
     except ValueError:
-        return False
-    return isinstance(head, dict) and "id" in head
+        head = None
+    return (isinstance(head, dict) and "id" in head) or _TAIL_ID.search(tail) is not None
 
 
 class _Open:
@@ -369,7 +373,7 @@ class _Requests(_Closing):
                 # Neither a blank line nor a client's response (JSON-RPC answers none) gets one.
                 if prefix.strip() and not _is_response(prefix):
                     await self._answer(SessionMessage(not_a_message(item, prefix, tail)))
-            elif isinstance(item, SessionMessage) and _odd_id(item.message, prefix):
+            elif isinstance(item, SessionMessage) and _odd_id(item.message, prefix, tail):
                 await self._answer(SessionMessage(_ODD_ID))
             else:
                 break

@@ -117,6 +117,30 @@ def test_the_id_of_a_long_bad_line_is_read_from_its_end(tmp_path: Path) -> None:
         server.kill()
 
 
+def test_an_odd_id_closing_a_long_line_is_answered(tmp_path: Path) -> None:
+    """A call whose id (null, a fraction, a boolean) closes a line after 5,000 characters of
+    content, past the first bytes the server parses, is answered with Invalid Request, as the
+    same call with the id first is; nothing is stored."""
+    call = b'"method":"tools/call","params":{"name":"memory_store","arguments":{"content":"'
+    call += b"x" * 5000 + b'"}}'
+    lines = [
+        b'{"jsonrpc":"2.0",' + call + b',"id":null}',
+        b'{"jsonrpc":"2.0",' + call + b',"id":1.5}',
+        b'{"jsonrpc":"2.0",' + call + b', "id" : true }\r',
+        b"{" + call + b',"id":null,"jsonrpc":"2.0"}',
+    ]
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        for number, line in enumerate(lines, start=1):
+            server.send(line)
+            server.send(_ping(number))
+            assert server.receive() == _error(None, -32600, ODD_ID), line[-30:]
+            assert server.receive() == {"jsonrpc": "2.0", "id": number, "result": {}}
+        assert server.call(10, "memory_count", {})["structuredContent"] == {"count": 0}
+    finally:
+        server.kill()
+
+
 def test_nan_and_infinity_from_the_wire_are_refused(tmp_path: Path) -> None:
     """The SDK reads the literals NaN and Infinity, which are no JSON: memory_store refuses
     them as invalid arguments, and nothing is stored."""
