@@ -30,12 +30,14 @@ import h11
 import uvicorn
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
+from lionmem.mcp._ids import ODD_ID, is_request_id
 
 __all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
 
@@ -241,6 +243,24 @@ def _with_headers(send: Send, added: list[tuple[bytes, bytes]]) -> Send:
     return adding
 
 
+class _Envelope(BaseModel):
+    """The ``id`` of the JSON-RPC message a body holds; the rest is skipped, never built."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Any = None
+
+
+def _odd_id(body: bytes) -> bool:
+    """Whether ``body`` is a message with an ``id`` the SDK does not read as one (null, a
+    fraction, a boolean...): it would take the message for a notification and drop it."""
+    try:
+        envelope = _Envelope.model_validate_json(body)
+    except ValueError:  # no JSON object: the SDK answers it
+        return False
+    return "id" in envelope.model_fields_set and not is_request_id(envelope.id)
+
+
 class _WholeBody:
     """ASGI middleware reading a request's body whole before the SDK sees it.
 
@@ -249,7 +269,8 @@ class _WholeBody:
     stops past ``max_bytes``; what was read is handed on, and the SDK refuses it with 413. A
     request whose ``Content-Length`` is over ``max_bytes`` is handed on unread: the SDK refuses
     it before asking for the body (so before ``100 Continue``), and no time is spent reading it.
-    A body not whole within ``BODY_SECONDS`` gets 408, and the connection closes.
+    A body not whole within ``BODY_SECONDS`` gets 408, and the connection closes. A message
+    posted with an id the SDK cannot read gets 400 and ``ODD_ID``, where the SDK would drop it.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -278,7 +299,16 @@ class _WholeBody:
             )
             await late(scope, receive, send)
             return
-        pending: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": more}]
+        whole = bytes(body)
+        if not more and scope["method"] == "POST" and scope["path"] == PATH and _odd_id(whole):
+            refusal = Response(
+                ODD_ID.model_dump_json(by_alias=True, exclude_unset=True),
+                status_code=400,
+                media_type="application/json",
+            )
+            await refusal(scope, receive, send)
+            return
+        pending: list[Message] = [{"type": "http.request", "body": whole, "more_body": more}]
 
         async def replay() -> Message:
             return pending.pop() if pending else await receive()

@@ -32,6 +32,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic_core import ValidationError, from_json
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
+from lionmem.mcp._ids import ODD_ID, is_request_id
 
 __all__ = [
     "DISCARD_CHUNK",
@@ -193,7 +194,7 @@ def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
     message, parsed = head
     if not parsed:
         value = message.get("id") if "method" in message else None
-        return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+        return value if is_request_id(value) else None
     if not isinstance(message.get("method"), str):
         return None
     keys = list(message)
@@ -207,7 +208,7 @@ def _request_id(prefix: bytes, tail: bytes) -> str | int | None:
             value = from_json(found.group(1))
         except ValueError:  # a string with a bad escape
             return None
-    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    return value if is_request_id(value) else None
 
 
 def request_too_large(
@@ -259,16 +260,6 @@ def not_a_message(problem: ValidationError, prefix: bytes, tail: bytes) -> types
         id=_request_id(prefix, tail),
         error=types.ErrorData(code=code, message=message),
     )
-
-
-_ODD_ID = types.JSONRPCError(
-    jsonrpc="2.0",
-    id=None,
-    error=types.ErrorData(
-        code=types.INVALID_REQUEST,
-        message="Invalid Request: an id must be a string or an integer (a notification has none)",
-    ),
-)
 
 
 def _odd_id(message: types.JSONRPCMessage, prefix: bytes, tail: bytes) -> bool:
@@ -374,7 +365,7 @@ class _Requests(_Closing):
                 if prefix.strip() and not _is_response(prefix):
                     await self._answer(SessionMessage(not_a_message(item, prefix, tail)))
             elif isinstance(item, SessionMessage) and _odd_id(item.message, prefix, tail):
-                await self._answer(SessionMessage(_ODD_ID))
+                await self._answer(SessionMessage(ODD_ID))
             else:
                 break
         if (

@@ -15,6 +15,7 @@ from lionmem.mcp._bounds import (
     SEARCH_NESTING,
 )
 from lionmem.mcp._http import STOP_GRACE
+from lionmem.mcp._ids import ODD_ID
 from lionmem.mcp._stdio import DISCARD_CHUNK, HEAD_BYTES, TAIL_BYTES, request_too_large
 from tests.mcp.support import REPO
 
@@ -52,11 +53,16 @@ def test_the_request_cap_on_the_page_is_the_code_s() -> None:
     assert f"in {DISCARD_CHUNK // 1024} KiB chunks" in PAGE
     assert f"and its last {TAIL_BYTES}," in PAGE
     assert f"in the first {HEAD_BYTES // 1024} KiB (where" in PAGE
-    [answer] = re.findall(r"^  ```text\n  (.*?)\n  ```$", PAGE, flags=re.MULTILINE)
+    answer, _ = re.findall(r"^  ```text\n  (.*?)\n  ```$", PAGE, flags=re.MULTILINE)
     expected = request_too_large(
         DEFAULT_MAX_REQUEST_BYTES, b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{'
     )
     assert answer == expected.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def test_the_answer_to_an_odd_id_on_the_page_is_the_code_s() -> None:
+    _, answer = re.findall(r"^  ```text\n  (.*?)\n  ```$", PAGE, flags=re.MULTILINE)
+    assert answer == ODD_ID.model_dump_json(by_alias=True, exclude_unset=True)
 
 
 def test_the_nesting_limit_on_the_page_is_the_code_s() -> None:
