@@ -244,21 +244,25 @@ def _with_headers(send: Send, added: list[tuple[bytes, bytes]]) -> Send:
 
 
 class _Envelope(BaseModel):
-    """The ``id`` of the JSON-RPC message a body holds; the rest is skipped, never built."""
+    """The ``id`` and ``method`` of the JSON-RPC message a body holds; the rest is skipped, never
+    built."""
 
     model_config = ConfigDict(extra="ignore")
 
     id: Any = None
+    method: Any = None
 
 
 def _odd_id(body: bytes) -> bool:
-    """Whether ``body`` is a message with an ``id`` the SDK does not read as one (null, a
-    fraction, a boolean...): it would take the message for a notification and drop it."""
+    """Whether ``body`` is a request (it has a ``method``) with an ``id`` the SDK does not read
+    as one (null, a fraction, a boolean...): it would take it for a notification and drop it.
+    A client's response (no ``method``) with id null is valid JSON-RPC, and gets no answer."""
     try:
         envelope = _Envelope.model_validate_json(body)
     except ValueError:  # no JSON object: the SDK answers it
         return False
-    return "id" in envelope.model_fields_set and not is_request_id(envelope.id)
+    fields = envelope.model_fields_set
+    return "method" in fields and "id" in fields and not is_request_id(envelope.id)
 
 
 class _WholeBody:

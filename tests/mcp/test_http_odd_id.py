@@ -105,6 +105,9 @@ def test_an_ordinary_notification_and_string_and_integer_ids_pass(tmp_path: Path
         (b'{"jsonrpc":"2.0","id":"7","method":"ping"}', False),
         (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', False),
         (b'{"method":"ping","params":{"id":null}}', False),  # the params' id, not the message's
+        # A client's error response whose request id could not be read: valid, never answered.
+        (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}', False),
+        (b'{"jsonrpc":"2.0","id":null,"result":{}}', False),
         (b'[{"jsonrpc":"2.0","id":null,"method":"ping"}]', False),  # no object: the SDK's
         (b'{"id":null', False),  # no JSON: the SDK's Parse error
         (b"\xff", False),
