@@ -38,18 +38,24 @@ def _result(response: httpx2.Response) -> Any:
     return json.loads(text)["result"]
 
 
+def _opened_session(http: httpx2.Client, url: str) -> dict[str, str]:
+    """Open a session of protocol 2025-06-18 at ``url``; return the headers its requests carry."""
+    opened = http.post(url, json=initialize_request(1), headers=ACCEPT)
+    session = {
+        **ACCEPT,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http.post(url, json=initialized, headers=session).status_code == 202
+    return session
+
+
 def test_a_call_with_an_odd_id_in_a_session_gets_400_and_is_not_run(tmp_path: Path) -> None:
     """Each odd id, first or last in the body (after 5,000 characters of content), gets 400
     with the JSON-RPC error; nothing is stored, and the session serves a count after."""
     with http_server(tmp_path / "memory.db") as (url, _), httpx2.Client(timeout=30) as http:
-        opened = http.post(url, json=initialize_request(1), headers=ACCEPT)
-        session = {
-            **ACCEPT,
-            "Mcp-Session-Id": opened.headers["mcp-session-id"],
-            "MCP-Protocol-Version": "2025-06-18",
-        }
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert http.post(url, json=initialized, headers=session).status_code == 202
+        session = _opened_session(http, url)
         for odd in ODD_IDS:
             call = call_request(0, "memory_store", {"content": "x" * 5000})
             first = {**call, "id": odd}
@@ -80,14 +86,7 @@ def test_the_sessionless_protocol_gets_the_same_answer(tmp_path: Path) -> None:
 def test_an_ordinary_notification_and_string_and_integer_ids_pass(tmp_path: Path) -> None:
     """A body without an id is a notification (202); ids ``"a"`` and ``-0`` are requests."""
     with http_server(tmp_path / "memory.db") as (url, _), httpx2.Client(timeout=30) as http:
-        opened = http.post(url, json=initialize_request(1), headers=ACCEPT)
-        session = {
-            **ACCEPT,
-            "Mcp-Session-Id": opened.headers["mcp-session-id"],
-            "MCP-Protocol-Version": "2025-06-18",
-        }
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert http.post(url, json=initialized, headers=session).status_code == 202
+        session = _opened_session(http, url)
         session["Content-Type"] = "application/json"
         ping = b'{"jsonrpc":"2.0","method":"ping","id":"a"}'
         assert _result(http.post(url, content=ping, headers=session)) == {}
