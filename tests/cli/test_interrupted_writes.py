@@ -52,9 +52,12 @@ def _opened(pid: int, db: Path) -> bool:
         return False
 
 
-def _interrupted_while_waiting(db: Path, *args: str) -> tuple[int, str, str]:
+def _interrupted_while_waiting(
+    db: Path, *args: str, until_it_ends: bool = False
+) -> tuple[int, str, str]:
     """Run ``lionmem ARGS --db DB`` while another process holds the lock; once it has opened
-    the database, send SIGINT twice, half a second apart; return its exit status and output."""
+    the database, send SIGINT twice, half a second apart (then, ``until_it_ends``, every 50 ms
+    until it exits); return its exit status and output."""
     with _locked(db):
         process = subprocess.Popen(
             [str(LIONMEM), *args, "--db", str(db)],
@@ -73,6 +76,9 @@ def _interrupted_while_waiting(db: Path, *args: str) -> tuple[int, str, str]:
             assert process.poll() is None, "the command ended before it could be interrupted"
             process.send_signal(signal.SIGINT)
             time.sleep(0.5)
+        while until_it_ends and process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
         status, stdout, stderr = finished(process, timeout=60)
     return status, stdout.decode("utf-8"), stderr.decode("utf-8")
 
@@ -98,6 +104,20 @@ def test_add_interrupted_while_the_database_is_locked_reports_the_stored_item(
     stored = lionmem("get", stdout.strip(), "--db", db, cwd=tmp_path)
     assert (stored.status, json.loads(stored.stdout)["content"]) == (0, "zzz")
     assert _contents(db) == ["first", "zzz"]
+
+
+def test_ctrl_c_after_the_interrupted_write_is_done_changes_nothing(tmp_path: Path) -> None:
+    """Ctrl-C pressed again and again, past the write and while the store closes, is ignored:
+    ``add`` still prints the id of the item stored and exits 0."""
+    db = tmp_path / "lk.db"
+    assert lionmem("add", "first", "--db", db, cwd=tmp_path).status == 0
+    status, stdout, stderr = _interrupted_while_waiting(db, "add", "zzz", until_it_ends=True)
+    assert (status, stderr) == (
+        0,
+        "lionmem add: interrupted; waiting for the write the store has begun\n",
+    )
+    stored = lionmem("get", stdout.strip(), "--db", db, cwd=tmp_path)
+    assert (stored.status, json.loads(stored.stdout)["content"]) == (0, "zzz")
 
 
 def test_delete_interrupted_while_the_database_is_locked_reports_the_deletion(
