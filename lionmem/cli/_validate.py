@@ -8,8 +8,9 @@ Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON pat
 last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
 not) or a number too large for a float. The schema is ``--schema`` (default ``memory_item``).
-Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
-the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
+Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
+form, as the MCP server and ajv check it), cross-file ``$ref`` resolved: the verdicts of the
+schema vectors. Needs jsonschema (the ``cli`` extra).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed om
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
 from lionmem.cli._output import say, visible, visible_json
@@ -51,9 +53,7 @@ def _validator(name: str) -> Any:
         resources.append((contents["$id"], Resource.from_contents(contents)))
     registry: Registry[Any] = Registry().with_resources(resources)
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    return Draft202012Validator(
-        schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    return Draft202012Validator(schema, registry=registry, format_checker=format_checker())
 
 
 def json_path(parts: Any) -> str:

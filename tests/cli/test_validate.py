@@ -432,3 +432,40 @@ def test_numbers_json_has_not_are_problems_where_they_stand(tmp_path: Path) -> N
             "n.json: 1 document, 1 invalid (memory_item)",
         ],
     )
+
+
+# Ids that uuid.UUID() reads (as int(..., 16) reads digits) but that are not the canonical form.
+NOT_CANONICAL_IDS = [
+    "\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668-1234-4234-8234-123456789abc",
+    "\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18-1234-4234-8234-123456789abc",
+    "123_4567-89ab-4def-8123-456789abcdef",
+    " b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
+    "+b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
+]
+
+
+def test_an_id_only_int_reads_as_hex_is_not_a_uuid(tmp_path: Path) -> None:
+    """An id of other digits, an underscore, a space or a sign is a problem, as the MCP server and
+    ajv see it; the canonical form in either case is not."""
+    canonical = ["0b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d", "0B9F3A52-6C1E-4C8A-9D55-2F1E7A3B4C5D"]
+    lines = [json.dumps({"id": value}, ensure_ascii=False) for value in NOT_CANONICAL_IDS]
+    lines += [json.dumps({"id": value}) for value in canonical]
+    (tmp_path / "ids.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("validate", "--schema", "element", "ids.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            f"ids.jsonl:{number}: $.id: {value!r} is not a 'uuid'"
+            for number, value in enumerate(NOT_CANONICAL_IDS, 1)
+        ]
+        + ["ids.jsonl: 7 documents, 5 invalid (element)"],
+    )
+
+
+def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
+    """The format checker of ``validate`` holds ``uuid`` to the function the MCP tools use."""
+    from lionmem._formats import is_canonical_uuid
+    from lionmem.cli._validate import _validator
+
+    checkers = _validator("element").format_checker.checkers
+    assert checkers["uuid"][0] is is_canonical_uuid
