@@ -32,7 +32,7 @@ from typing import Any, BinaryIO
 from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
-from lionmem.cli._output import say, visible, visible_json
+from lionmem.cli._output import say, visible, visible_json, writable
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -65,7 +65,8 @@ def json_path(parts: Any) -> str:
         elif part.isidentifier():
             text += f".{part}"
         else:
-            text += f"[{visible_json(json.dumps(part, ensure_ascii=False))}]"
+            key = visible_json(json.dumps(part, ensure_ascii=False))
+            text += f"[{writable(key, json_text=True)}]"
     return text
 
 

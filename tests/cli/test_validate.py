@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -469,3 +471,13 @@ def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
 
     checkers = _validator("element").format_checker.checkers
     assert checkers["uuid"][0] is is_canonical_uuid
+
+
+def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's."""
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    assert json_path(["metadata", "a \u00fc\U0001f600", 0]) == (
+        '$.metadata["a \\u00fc\\ud83d\\ude00"][0]'
+    )
