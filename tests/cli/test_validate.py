@@ -481,3 +481,38 @@ def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
     assert json_path(["metadata", "a \u00fc\U0001f600", 0]) == (
         '$.metadata["a \\u00fc\\ud83d\\ude00"][0]'
     )
+
+
+def test_an_integer_too_long_for_python_is_a_problem_where_it_stands(tmp_path: Path) -> None:
+    """An integer of more digits than Python reads is a problem on its line and path, and the
+    rest of the document is still checked."""
+    (tmp_path / "big.json").write_text(
+        '{"content": -' + "1" * 4301 + ',\n "created_at": ' + "2" * 5000 + ', "tags": [1]}\n'
+    )
+    result = lionmem("validate", "big.json", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "big.json:1: $.content: an integer of 4301 digits is more than Python reads "
+            "(4300 digits at most)",
+            "big.json:2: $.created_at: an integer of 5000 digits is more than Python reads "
+            "(4300 digits at most)",
+            "big.json:2: $.tags[0]: 1 is not of type 'string'",
+            "big.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_a_document_of_another_root_type_is_one_problem(tmp_path: Path) -> None:
+    """A line that is an array, a number or a string instead of an object is reported once."""
+    (tmp_path / "root.jsonl").write_text('[1]\n5\n"x"\n{"content": 1}\n')
+    result = lionmem("validate", "root.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "root.jsonl:1: $: [1] is not of type 'object'",
+            "root.jsonl:2: $: 5 is not of type 'object'",
+            "root.jsonl:3: $: 'x' is not of type 'object'",
+            "root.jsonl: 4 documents, 3 invalid (memory_item)",
+        ],
+    )
