@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from referencing import Registry, Resource
 
 from lionmem import Element, MemoryItem, MemoryQuery
+from lionmem._formats import format_checker
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 
 __all__ = [
@@ -84,7 +85,7 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(
         _load(name),
         registry=registry(),
-        format_checker=Draft202012Validator.FORMAT_CHECKER,
+        format_checker=format_checker(),
     )
 
 

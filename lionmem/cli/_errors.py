@@ -60,15 +60,18 @@ def validation_message(error: ValidationError) -> str:
 def refuse_trailing_slash(
     name: str, kind: str, option: str = "", error: type[Exception] = CommandError
 ) -> None:
-    """Raise ``error`` when the file path ``name`` (given as ``option``, if any) ends in a slash.
+    """Raise ``error`` when the file path ``name`` (given as ``option``, if any) ends in a slash,
+    ``/.`` or ``/..`` (or is ``.`` or ``..``).
 
     Such a path names a directory: POSIX tools refuse it as a file (ENOTDIR, EISDIR), while
-    ``pathlib.Path`` and ``os.path.abspath`` drop the slash and would name a file. ``kind``
-    names what the path should be ("database file").
+    ``pathlib.Path`` and ``os.path.abspath`` drop the slash (and ``/.``) and would name a file.
+    ``kind`` names what the path should be ("database file").
     """
-    if name.endswith("/"):
+    last = name.rpartition("/")[2]
+    if name and last in ("", ".", ".."):
         given = f"{option} {name}" if option else name
-        msg = f"{given} ends in '/', so it names a directory; give the path of a {kind}"
+        ending = name[-len(last) - 1 :] if "/" in name else name
+        msg = f"{given} ends in '{ending}', so it names a directory; give the path of a {kind}"
         raise error(msg)
 
 

@@ -9,7 +9,8 @@ Every byte a command writes to stdout goes through ``write_all``, which waits wh
 non-blocking output (a pipe or terminal another process made so) is full: text lines through
 ``say``, tables through ``STDOUT``, the text stream rich is given; never ``print``. Text a
 person reads never fails on stdout's encoding: a character it cannot write is written as its
-escape (``\\xfc``, ``\\u2192``), and a byte of a file name that is not text in the locale's
+escape (``\\xfc``, ``\\u2192``; JSON's ``\\u00fc`` in JSON text, so it stays JSON), before a
+table is measured (``writable``), and a byte of a file name that is not text in the locale's
 encoding as that byte.
 """
 
@@ -43,6 +44,7 @@ __all__ = [
     "say",
     "visible",
     "visible_json",
+    "writable",
     "write_all",
     "write_json_lines",
 ]
@@ -77,7 +79,9 @@ def is_terminal(stream: IO[str]) -> bool:
 
 def _content_text(content: Any, *, lines: bool = False) -> str:
     """Text content safe to show (``lines`` as ``visible`` takes it); any other as JSON text."""
-    return visible(content, lines=lines) if isinstance(content, str) else _json_text(content)
+    if isinstance(content, str):
+        return writable(visible(content, lines=lines))
+    return _json_text(content)
 
 
 def _hidden(character: str, lines: bool) -> bool:
@@ -132,7 +136,26 @@ def visible_json(text: str) -> str:
 
 def _json_text(value: Any) -> str:
     """``value`` as JSON text (spaces after ``:`` and ``,``, as a person reads it), safe to show."""
-    return visible_json(json.dumps(value, ensure_ascii=False))
+    return writable(visible_json(json.dumps(value, ensure_ascii=False)), json_text=True)
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def writable(text: str, *, json_text: bool = False) -> str:
+    """``text`` with every character stdout's encoding cannot write (on an ASCII terminal) as its
+    escape: ``\\xfc`` or, in JSON text (``json_text=True``), JSON's ``\\u00fc``, so the JSON
+    shown stays JSON. A table is measured with the escapes, several cells each, in place."""
+    encoding = sys.stdout.encoding
+    if _encodes(text, encoding):
+        return text
+    escape = _json_escape if json_text else _text_escape
+    return "".join(c if _encodes(c, encoding) else escape(c) for c in text)
 
 
 def _moment(created_at: float) -> datetime | None:
@@ -312,16 +335,24 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 
 def _one_line(text: str) -> str:
     """``text`` on one line (every run of white space one space), safe to show."""
-    return visible(" ".join(text.split()))  # JSON text is escaped already: left as it is
+    return writable(visible(" ".join(text.split())))  # JSON text is escaped already: left as it is
 
 
 def _cut(text: str, width: int) -> Any:
-    """``text`` (one line) cut to ``width`` terminal cells (a CJK character takes two)."""
+    """``text`` (one line) cut to ``width`` terminal cells (a CJK character takes two), ending
+    in an ellipsis, ``...`` where stdout's encoding has no ``…``."""
     from rich.text import Text
 
     cut = Text(text, no_wrap=True)
-    cut.truncate(width, overflow="ellipsis")
+    if _encodes("\u2026", sys.stdout.encoding):
+        cut.truncate(width, overflow="ellipsis")
+    elif cut.cell_len > width:
+        cut.truncate(max(width - len(_DOTS), 0), overflow="crop")
+        cut.append(_DOTS)
     return cut
+
+
+_DOTS = "..."
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:

@@ -8,8 +8,9 @@ Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON pat
 last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
 not) or a number too large for a float. The schema is ``--schema`` (default ``memory_item``).
-Validation is JSON Schema draft 2020-12 with format checking on, cross-file ``$ref`` resolved:
-the verdicts of the schema vectors. Needs jsonschema (the ``cli`` extra).
+Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
+form, as the MCP server and ajv check it), cross-file ``$ref`` resolved: the verdicts of the
+schema vectors. Needs jsonschema (the ``cli`` extra).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -28,9 +30,10 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed om
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
-from lionmem.cli._output import say, visible, visible_json
+from lionmem.cli._output import say, visible, visible_json, writable
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -51,9 +54,7 @@ def _validator(name: str) -> Any:
         resources.append((contents["$id"], Resource.from_contents(contents)))
     registry: Registry[Any] = Registry().with_resources(resources)
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    return Draft202012Validator(
-        schema, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    return Draft202012Validator(schema, registry=registry, format_checker=format_checker())
 
 
 def json_path(parts: Any) -> str:
@@ -65,7 +66,8 @@ def json_path(parts: Any) -> str:
         elif part.isidentifier():
             text += f".{part}"
         else:
-            text += f"[{visible_json(json.dumps(part, ensure_ascii=False))}]"
+            key = visible_json(json.dumps(part, ensure_ascii=False))
+            text += f"[{writable(key, json_text=True)}]"
     return text
 
 
@@ -83,7 +85,20 @@ def _offsets(text: str, paths: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...
     return found
 
 
-_DECODER = json.JSONDecoder()
+class _Unread(int):
+    """An integer with more digits than Python reads (``sys.get_int_max_str_digits()``), read
+    as 0 so the rest of its document is checked; the problem is its own."""
+
+
+def _read_int(literal: str) -> int:
+    """The integer ``literal``, or ``_Unread`` if it has more digits than Python reads."""
+    try:
+        return int(literal)
+    except ValueError:
+        return _Unread()
+
+
+_DECODER = json.JSONDecoder(parse_int=_read_int)
 
 
 def _find(
@@ -123,8 +138,15 @@ def _find(
 
 def _loads(document: str) -> tuple[Any, bool]:
     """``document`` parsed, and whether it holds a number that is not finite (NaN, an
-    infinity, or one too large for a float), so that only such a document is searched for it."""
+    infinity, or one too large for a float) or an integer too long for Python to read, so
+    that only such a document is searched for it."""
     seen = False
+
+    def integer(literal: str) -> int:
+        nonlocal seen
+        parsed = _read_int(literal)
+        seen = seen or parsed.__class__ is _Unread
+        return parsed
 
     def constant(literal: str) -> float:
         nonlocal seen
@@ -137,15 +159,19 @@ def _loads(document: str) -> tuple[Any, bool]:
         seen = seen or math.isinf(parsed)
         return parsed
 
-    return json.loads(document, parse_constant=constant, parse_float=number), seen
+    parsed = json.loads(document, parse_constant=constant, parse_float=number, parse_int=integer)
+    return parsed, seen
 
 
 def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
-    """Yield the path of every number in ``value`` that is not finite (NaN, an infinity)."""
+    """Yield the path of every number in ``value`` that is not finite (NaN, an infinity) or
+    too long to read (``_Unread``)."""
     pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
     while pending:
         path, current = pending.pop()
-        if isinstance(current, float) and not math.isfinite(current):
+        if isinstance(current, _Unread) or (
+            isinstance(current, float) and not math.isfinite(current)
+        ):
             yield path
         elif isinstance(current, dict):
             pending.extend(((*path, key), item) for key, item in current.items())
@@ -163,8 +189,20 @@ def _not_json_number(text: str, position: int) -> str:
     literal = found.group() if found is not None else "a number"
     if literal in ("NaN", "Infinity", "-Infinity"):
         return f"{literal} is not JSON: JSON has no NaN or Infinity"
+    if literal.lstrip("-").isdigit():  # an integer: only its length keeps Python from reading it
+        digits = len(literal.lstrip("-"))
+        return (
+            f"an integer of {digits} digits is more than Python reads "
+            f"({sys.get_int_max_str_digits()} digits at most)"
+        )
     sign = "-" if literal.startswith("-") else ""
     return f"{literal} is too large a number (read as {sign}Infinity): JSON has no NaN or Infinity"
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
 
 
 def _skip(text: str, position: int) -> int:
@@ -318,15 +356,21 @@ def _checked(
     """The problems of the parsed ``document``, each as (line within it from 0, JSON path,
     message), in the order a person reads it: by where its value begins, then by message.
     ``odd_numbers``: whether it holds a number that is not finite (see ``_loads``)."""
-    found = [
-        (tuple(problem.absolute_path), problem.message) for problem in validator.iter_errors(value)
-    ]
     not_finite = list(_not_finite(value)) if odd_numbers else []
+    # An integer too long to read stands as 0: what the schema says of that 0 is not its problem.
+    unread = {path for path in not_finite if _at(value, path).__class__ is _Unread}
+    found = [
+        (path, problem.message)
+        for problem in validator.iter_errors(value)
+        if (path := tuple(problem.absolute_path)) not in unread
+    ]
     if not found and not not_finite:
         return []
     offsets = _offsets(document, [path for path, _ in found] + not_finite)
     found += [(path, _not_json_number(document, offsets[path])) for path in not_finite]
-    ordered = sorted((offsets[path], json_path(path), message) for path, message in found)
+    # A set: one problem found through two schemas (the root type of MemoryItem and of the
+    # Element it extends) is printed once.
+    ordered = sorted({(offsets[path], json_path(path), message) for path, message in found})
     breaks = [match.start() for match in re.finditer("\n", document)]
     return [(bisect.bisect(breaks, offset), at, message) for offset, at, message in ordered]
 

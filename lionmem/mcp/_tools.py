@@ -22,13 +22,14 @@ from typing import Any
 from uuid import UUID
 
 import anyio.to_thread
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
 from pydantic_core import to_json
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from lionmem._formats import format_checker
 from lionmem.errors import (
     MemoryAdapterError,
     MemoryAdapterUnavailable,
@@ -63,8 +64,6 @@ _INLINE_VALUES = 500
 """Arguments holding more JSON values than this are checked against the schema off the loop."""
 _CHECK_SLOTS = 2
 """How many such checks run at once; the others wait their turn without taking a thread."""
-_CANONICAL_UUID = re.compile("[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-"""The form of a ``format: uuid`` string, as docs/clients.md gives it to ajv."""
 
 Structured = dict[str, Any]
 
@@ -95,21 +94,6 @@ def _too_deep(what: str, depth: int, where: str, around: int) -> str:
         f"most {MAX_NESTING - around} can be sent back in {where}, which MCP clients read at "
         f"most {MAX_NESTING} levels deep"
     )
-
-
-def _is_uuid(instance: object) -> bool:
-    return not isinstance(instance, str) or _CANONICAL_UUID.fullmatch(instance) is not None
-
-
-def _format_checker() -> FormatChecker:
-    """jsonschema's format checks, with ``uuid`` held to the canonical form.
-
-    jsonschema's own ``uuid`` check is ``UUID()``, which reads what ``int(..., 16)`` reads:
-    digits of other scripts and underscores too, taken for another id than the one written.
-    """
-    checker = FormatChecker()
-    checker.checks("uuid")(_is_uuid)
-    return checker
 
 
 def _dump(item: MemoryItem) -> dict[str, Any]:
@@ -323,7 +307,7 @@ class MemoryTools:
             for document in tool_documents()
             if document.requires is None or callable(getattr(store, document.requires, None))
         )
-        formats = _format_checker()
+        formats = format_checker()
         self._validators = {
             document.name: Draft202012Validator(document.input_schema, format_checker=formats)
             for document in self.documents

@@ -628,3 +628,51 @@ def test_a_file_path_ending_in_a_slash_is_refused(
     result = lionmem(*args, cwd=tmp_path)
     assert one_line_error(result, "") == f"lionmem {args[0]}: {message}"
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def _names_a_directory(given: str, ending: str, kind: str) -> str:
+    return f"{given} ends in '{ending}', so it names a directory; give the path of a {kind}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["export", "--db", "s.db", "--out", "backups/."],
+            _names_a_directory("--out backups/.", "/.", "file"),
+        ),
+        (
+            ["export", "--db", "s.db", "--out", "e.jsonl/.."],
+            _names_a_directory("--out e.jsonl/..", "/..", "file"),
+        ),
+        (
+            ["add", "x", "--db", "newdir/."],
+            _names_a_directory("--db newdir/.", "/.", "database file"),
+        ),
+        (
+            ["add", "x", "--db", "newdir/.."],
+            _names_a_directory("--db newdir/..", "/..", "database file"),
+        ),
+        (["count", "--db", "s.db/."], _names_a_directory("--db s.db/.", "/.", "database file")),
+        (
+            ["import", "e.jsonl/.", "--db", "s.db"],
+            _names_a_directory("e.jsonl/.", "/.", "JSON Lines file"),
+        ),
+        (["validate", "e.jsonl/.."], _names_a_directory("e.jsonl/..", "/..", "JSON file")),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "rep/."],
+            _names_a_directory("--json rep/.", "/.", "file"),
+        ),
+    ],
+)
+def test_a_file_path_ending_in_a_dot_or_two_is_refused(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A file path ending in '/.' or '/..' names a directory too: refused as one ending in '/',
+    and no file is created or replaced under the name before it."""
+    assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
+    assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    result = lionmem(*args, cwd=tmp_path)
+    assert one_line_error(result, "") == f"lionmem {args[0]}: {message}"
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before

@@ -597,6 +597,44 @@ def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Pa
     rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}
     assert (shown.status, rows["tags"], rows["content"]) == (
         0,
-        '["\\xfc"]',
+        '["\\u00fc"]',
         "caf\\xe9 \\u2192 \\U0001f600",
+    )
+
+
+def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: Path) -> None:
+    """On an ASCII terminal, the table's columns are measured with the escapes (each row's
+    content starts under the header's, a cut ends in ``...``), and what ``get`` shows as JSON
+    uses JSON's escapes, so it parses back to the stored value."""
+    long_text = "ö" + "x" * 120
+    for args in (
+        ["grüße", "--tag", "ü"],
+        [long_text, "--tag", "a"],
+        ["--json", '{"k": "ü→😀"}', "--tag", "ä", "--meta", 'x="é"'],
+    ):
+        assert lionmem("add", *args, cwd=tmp_path).status == 0
+    *_, last = _items(lionmem("search", cwd=tmp_path).stdout)
+    ascii_env = clean_env(PYTHONIOENCODING="ascii")
+    table = on_terminal("search", cwd=tmp_path, columns=100, env=ascii_env)
+    header, *rows, count = table.stdout.splitlines()
+    tags_at, content_at = header.index("tags"), header.index("content")
+    cells = [(line[tags_at:content_at].rstrip(), line[content_at:].rstrip()) for line in rows]
+    assert (table.status, count, cells) == (
+        0,
+        "3 items",
+        [
+            ("\\xfc", "gr\\xfc\\xdfe"),
+            # 99 cells less the id, date and tags columns and their gaps: 41, the dots included.
+            ("a", "\\xf6" + "x" * 34 + "..."),
+            ("\\xe4", '{"k": "\\u00fc\\u2192\\ud83d\\ude00"}'),
+        ],
+    )
+    shown = on_terminal("get", last["id"], cwd=tmp_path, columns=100, env=ascii_env)
+    fields = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}
+    assert (
+        shown.status,
+        [json.loads(fields[name]) for name in ("tags", "metadata", "content")],
+    ) == (
+        0,
+        [["ä"], {"x": "é"}, {"k": "ü→😀"}],
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -430,5 +432,87 @@ def test_numbers_json_has_not_are_problems_where_they_stand(tmp_path: Path) -> N
             "n.jsonl: 3 documents, 2 invalid (memory_item)",
             f"n.json:4: $.metadata.a: NaN is not JSON: {suffix}",
             "n.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
+# Ids that uuid.UUID() reads (as int(..., 16) reads digits) but that are not the canonical form.
+NOT_CANONICAL_IDS = [
+    "\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668-1234-4234-8234-123456789abc",
+    "\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18-1234-4234-8234-123456789abc",
+    "123_4567-89ab-4def-8123-456789abcdef",
+    " b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
+    "+b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d",
+]
+
+
+def test_an_id_only_int_reads_as_hex_is_not_a_uuid(tmp_path: Path) -> None:
+    """An id of other digits, an underscore, a space or a sign is a problem, as the MCP server and
+    ajv see it; the canonical form in either case is not."""
+    canonical = ["0b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d", "0B9F3A52-6C1E-4C8A-9D55-2F1E7A3B4C5D"]
+    lines = [json.dumps({"id": value}, ensure_ascii=False) for value in NOT_CANONICAL_IDS]
+    lines += [json.dumps({"id": value}) for value in canonical]
+    (tmp_path / "ids.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("validate", "--schema", "element", "ids.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            f"ids.jsonl:{number}: $.id: {value!r} is not a 'uuid'"
+            for number, value in enumerate(NOT_CANONICAL_IDS, 1)
+        ]
+        + ["ids.jsonl: 7 documents, 5 invalid (element)"],
+    )
+
+
+def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
+    """The format checker of ``validate`` holds ``uuid`` to the function the MCP tools use."""
+    from lionmem._formats import is_canonical_uuid
+    from lionmem.cli._validate import _validator
+
+    checkers = _validator("element").format_checker.checkers
+    assert checkers["uuid"][0] is is_canonical_uuid
+
+
+def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's."""
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    assert json_path(["metadata", "a \u00fc\U0001f600", 0]) == (
+        '$.metadata["a \\u00fc\\ud83d\\ude00"][0]'
+    )
+
+
+def test_an_integer_too_long_for_python_is_a_problem_where_it_stands(tmp_path: Path) -> None:
+    """An integer of more digits than Python reads is a problem on its line and path, and the
+    rest of the document is still checked."""
+    (tmp_path / "big.json").write_text(
+        '{"content": -' + "1" * 4301 + ',\n "created_at": ' + "2" * 5000 + ', "tags": [1]}\n'
+    )
+    result = lionmem("validate", "big.json", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "big.json:1: $.content: an integer of 4301 digits is more than Python reads "
+            "(4300 digits at most)",
+            "big.json:2: $.created_at: an integer of 5000 digits is more than Python reads "
+            "(4300 digits at most)",
+            "big.json:2: $.tags[0]: 1 is not of type 'string'",
+            "big.json: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
+def test_a_document_of_another_root_type_is_one_problem(tmp_path: Path) -> None:
+    """A line that is an array, a number or a string instead of an object is reported once."""
+    (tmp_path / "root.jsonl").write_text('[1]\n5\n"x"\n{"content": 1}\n')
+    result = lionmem("validate", "root.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "root.jsonl:1: $: [1] is not of type 'object'",
+            "root.jsonl:2: $: 5 is not of type 'object'",
+            "root.jsonl:3: $: 'x' is not of type 'object'",
+            "root.jsonl: 4 documents, 3 invalid (memory_item)",
         ],
     )

@@ -22,6 +22,8 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 from referencing import Registry, Resource
 
+from lionmem._formats import format_checker
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "schema"
 FILES = sorted((ROOT / "tests" / "vectors").glob("*/*.json"))
@@ -47,7 +49,7 @@ def _validator(name: str) -> Draft202012Validator:
         (schema["$id"], Resource.from_contents(schema)) for schema in _schemas().values()
     )
     return Draft202012Validator(
-        _schemas()[name], registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER
+        _schemas()[name], registry=registry, format_checker=format_checker()
     )
 
 
