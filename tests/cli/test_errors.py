@@ -599,6 +599,10 @@ def test_schema_out_escapes_what_stdout_cannot_encode_and_keeps_bytes_not_text(
     )
 
 
+def _names_a_directory(given: str, ending: str, kind: str) -> str:
+    return f"{given} ends in '{ending}', so it names a directory; give the path of a {kind}"
+
+
 _SLASH = "ends in '/', so it names a directory; give the path of a"
 
 
@@ -615,28 +619,6 @@ _SLASH = "ends in '/', so it names a directory; give the path of a"
             ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "rep/"],
             f"--json rep/ {_SLASH} file",
         ),
-    ],
-)
-def test_a_file_path_ending_in_a_slash_is_refused(
-    tmp_path: Path, args: list[str], message: str
-) -> None:
-    """A file path ending in '/' names a directory, as POSIX tools read it: refused with one
-    line, exit 2, and no file is created, replaced or read in place of the one without it."""
-    assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
-    assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
-    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
-    result = lionmem(*args, cwd=tmp_path)
-    assert one_line_error(result, "") == f"lionmem {args[0]}: {message}"
-    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
-
-
-def _names_a_directory(given: str, ending: str, kind: str) -> str:
-    return f"{given} ends in '{ending}', so it names a directory; give the path of a {kind}"
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
         (
             ["export", "--db", "s.db", "--out", "backups/."],
             _names_a_directory("--out backups/.", "/.", "file"),
@@ -665,11 +647,12 @@ def _names_a_directory(given: str, ending: str, kind: str) -> str:
         ),
     ],
 )
-def test_a_file_path_ending_in_a_dot_or_two_is_refused(
+def test_a_file_path_that_names_a_directory_is_refused(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    """A file path ending in '/.' or '/..' names a directory too: refused as one ending in '/',
-    and no file is created or replaced under the name before it."""
+    """A file path ending in '/', '/.' or '/..' names a directory, as POSIX tools read it:
+    refused with one line, exit 2, and no file is created, replaced or read in place of the one
+    before the ending."""
     assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
     assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
