@@ -10,6 +10,7 @@ package.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 _PUBLIC: dict[str, str] = {
@@ -36,7 +37,12 @@ _PUBLIC: dict[str, str] = {
     "schemas": "lionmem._schemas",
 }
 
-__all__ = list(_PUBLIC)
+_EXTRAS: dict[str, str] = {"PostgresMemoryStore": "asyncpg"}
+"""The public names that need an optional extra's package, which ``__all__`` lists only when it is
+installed: ``from lionmem import *`` then works without the extra, and the name itself still
+raises the ImportError that names the extra."""
+
+__all__ = [name for name in _PUBLIC if name not in _EXTRAS or find_spec(_EXTRAS[name]) is not None]
 
 if TYPE_CHECKING:
     from lionmem._schemas import schema_path as schema_path

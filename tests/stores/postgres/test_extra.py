@@ -22,6 +22,15 @@ else:
     print("imported")
 """
 
+STAR_WITHOUT_ASYNCPG = """
+import sys
+sys.modules["asyncpg"] = None
+import lionmem
+namespace = {}
+exec("from lionmem import *", namespace)
+print(sorted(set(lionmem._PUBLIC) - set(namespace)), "PostgresMemoryStore" in lionmem.__all__)
+"""
+
 LAZY = """
 import sys
 import lionmem
@@ -44,6 +53,12 @@ def test_missing_asyncpg_names_the_extra() -> None:
     assert message == (
         "PostgresMemoryStore needs asyncpg: install the extra with pip install 'lionmem[postgres]'"
     )
+
+
+def test_star_import_without_asyncpg_binds_every_other_name() -> None:
+    """Without asyncpg, ``from lionmem import *`` works and binds every public name but the store
+    that needs it (which ``__all__`` then leaves out)."""
+    assert _run(STAR_WITHOUT_ASYNCPG) == "['PostgresMemoryStore'] False"
 
 
 def test_import_lionmem_does_not_import_asyncpg() -> None:
