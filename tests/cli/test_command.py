@@ -64,6 +64,37 @@ def test_python_m_lionmem_is_the_same_command(tmp_path: Path) -> None:
     assert script.status == 2
 
 
+# What the console script runs, in a process where the import of one module (argv[1]) is
+# interrupted as a Ctrl-C then would interrupt it.
+INTERRUPTED_WHILE_LOADING = """
+import sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[1]:
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+from lionmem.cli import main
+sys.exit(main(["count", "--db", "nope.db"]))
+"""
+
+
+@pytest.mark.parametrize("module", ["lionmem_models.memory_item", "lionmem.cli._mcp"])
+def test_ctrl_c_while_the_command_loads_exits_130_without_a_traceback(
+    tmp_path: Path, module: str
+) -> None:
+    """Ctrl-C before the command started (while the models or the commands' modules load) is
+    one line on stderr and exit 130, as during the command."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_WHILE_LOADING, module],
+        capture_output=True, text=True, cwd=tmp_path, env=clean_env(), check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "lionmem: interrupted\n")
+    assert not (tmp_path / "nope.db").exists()
+
+
 def test_version_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
     """``--version`` prints the version and exits 0; no command at all is a usage error, 2."""
     assert main(["--version"]) == 0
