@@ -51,12 +51,14 @@ MALFORMED = "Malformed response (D4)"
 REFERENCE = "Reference search (lionmem profile)"
 
 UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
+BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
+"""Integers a double cannot hold, nor a signed or unsigned 64-bit integer."""
 FIXED_CREATED_AT = 1_000_000_000.123456
 CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 """2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
 NESTED_METADATA = {
     "source": "conformance",
-    "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},
+    "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}, "big": BIG_INTS},
     "zero": 0,
     "flag": False,
     "none": None,
@@ -64,6 +66,8 @@ NESTED_METADATA = {
 CONTENT_SHAPES: tuple[object, ...] = (
     {"k": [1, 2.5, None, True, "ǅ"], "n": {"deep": "x"}},
     [1, "two", {"three": None}],
+    *BIG_INTS,
+    {"big": BIG_INTS},
     0,
     -7,
     2.5,

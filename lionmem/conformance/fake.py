@@ -83,6 +83,8 @@ class FakeBehaviour:
     """store() returns the service's string id instead of the item's UUID."""
     unstable_manifest: bool = False
     """The manifest changes once the adapter has been used (a capability downgrade mid-life)."""
+    big_ints_as_doubles: bool = False
+    """The service keeps numbers as doubles: integers beyond 2**53 come back as floats, unrefused."""
 
     @classmethod
     def switches(cls) -> tuple[str, ...]:
@@ -186,8 +188,9 @@ class FakeService:
             raise FakeServiceRefused(msg)
         if self.malformed:
             return {"status": "ok"}  # an acknowledgement without the identity
-        kept = json.loads(json.dumps(record))
-        if self.behaviour.dropped_fields:
+        lie = self.behaviour
+        kept = json.loads(json.dumps(record), parse_int=_double if lie.big_ints_as_doubles else int)
+        if lie.dropped_fields:
             kept.pop("created_at", None)
             kept.pop("metadata", None)
         self.records[kept["id"]] = kept
@@ -234,6 +237,12 @@ class FakeService:
         """Add a record as-is (e.g. of another kind), visible to every operation."""
         self.records[record["id"]] = record
         self.index[record["id"]] = record
+
+
+def _double(text: str) -> int | float:
+    """The big_ints_as_doubles defect: an integer beyond a double's exact range becomes a float."""
+    number = int(text)
+    return number if abs(number) < 2**53 else float(number)
 
 
 def _wire(name: str, value: Any) -> Any:
