@@ -50,7 +50,9 @@ REJECTED = "Rejected write"
 MALFORMED = "Malformed response (D4)"
 REFERENCE = "Reference search (lionmem profile)"
 
-UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
+UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve e\u0301 A\u030a \u1100\u1161"
+"""Precomposed and decomposed text (e + combining acute, Hangul jamo): a normalising store changes it."""
+UNICODE_TAGS = ["alpha", "Beta", "ǅ", "e\u0301"]
 BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
 """Integers a double cannot hold, nor a signed or unsigned 64-bit integer."""
 FIXED_CREATED_AT = 1_000_000_000.123456
@@ -183,7 +185,7 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
     "A stored id is retrievable at once, with id, content and tags exact.",
 )
 async def _retrieve_anchors(ctx: CaseContext) -> str | None:
-    item = ctx.item(content=UNICODE_TEXT, tags=["alpha", "Beta", "ǅ"])
+    item = ctx.item(content=UNICODE_TEXT, tags=UNICODE_TAGS)
     await ctx.store_item(item)
     # No make_search_index_visible(): direct retrieval never waits for the search index.
     got = await ctx.retrieve_stored(item)

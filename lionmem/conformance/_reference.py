@@ -2,13 +2,13 @@
 
 For ``examples`` random examples (seeded, so a failure repeats with the same seed), the profile
 stores random items in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
-replacements happen; mixed content types; unicode whose lowering is tricky; duplicate and empty
-tags; metadata with ``None``, ``1``, ``1.0`` and ``True``), makes the index visible, and compares
-the ids, in order, of random queries (text ``None``/``""``/substrings with changed case/absent
-needles, tags ``None``/``[]``/subsets, filters on accepted keys only, with ``None``, ``1``,
-``1.0``, ``True``, and non-negative limits). A write the adapter refuses with
-``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is left out of
-the reference too.
+replacements happen; mixed content types; unicode whose lowering is tricky, and decomposed beside
+precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0`` and ``True``),
+makes the index visible, and compares the ids, in order, of random queries (text ``None``/``""``/
+substrings with changed case/absent needles, tags ``None``/``[]``/subsets, filters on accepted keys
+only, with ``None``, ``1``, ``1.0``, ``True``, and non-negative limits). A write the adapter
+refuses with ``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is
+left out of the reference too.
 """
 
 from __future__ import annotations
@@ -36,8 +36,10 @@ UNFILTERED_KEYS = ("other", "Ünïcode")
 TEXT_PIECES = (
     "alpha", "Beta", "GAMMA", "straße", "STRASSE", "İstanbul", "\u0131i", "ΟΔΟΣ", "οδος", "ς", "Σ",
     "ǅ", "ǆ", "Ǆ", "🦁", "naïve", " ", "1", "10", "none", "true",
+    "caf\u00e9", "cafe\u0301", "nai\u0308ve", "e\u0301", "A\u030angstro\u0308m", "\u1100\u1161\u11a8",
 )  # fmt: skip
-TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ")
+"""Words whose lowering is tricky, and precomposed beside decomposed text (Unicode normalisation)."""
+TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ", "\u00e9", "e\u0301")
 VALUE_POOL: tuple[Any, ...] = (None, 1, 1.0, True, 0, False, "1", "x", "", [1, 2], {"k": 1})
 LIMITS = (0, 1, 2, 3, 5, 20, 1000)
 

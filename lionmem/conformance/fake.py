@@ -13,6 +13,7 @@ manifest claiming the opposite of a switch fails the suite with a message naming
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 from uuid import UUID, uuid4
@@ -85,6 +86,8 @@ class FakeBehaviour:
     """The manifest changes once the adapter has been used (a capability downgrade mid-life)."""
     big_ints_as_doubles: bool = False
     """The service keeps numbers as doubles: integers beyond 2**53 come back as floats, unrefused."""
+    normalised_text: bool = False
+    """The service NFC-normalises content and tags: a decomposed 'e\\u0301' comes back as 'é'."""
 
     @classmethod
     def switches(cls) -> tuple[str, ...]:
@@ -190,6 +193,9 @@ class FakeService:
             return {"status": "ok"}  # an acknowledgement without the identity
         lie = self.behaviour
         kept = json.loads(json.dumps(record), parse_int=_double if lie.big_ints_as_doubles else int)
+        if lie.normalised_text:
+            kept["content"] = _nfc(kept["content"])
+            kept["tags"] = [_nfc(tag) for tag in kept["tags"]]
         if lie.dropped_fields:
             kept.pop("created_at", None)
             kept.pop("metadata", None)
@@ -243,6 +249,17 @@ def _double(text: str) -> int | float:
     """The big_ints_as_doubles defect: an integer beyond a double's exact range becomes a float."""
     number = int(text)
     return number if abs(number) < 2**53 else float(number)
+
+
+def _nfc(value: Any) -> Any:
+    """The normalised_text defect: every string in ``value`` in Unicode normal form C."""
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, list):
+        return [_nfc(element) for element in value]
+    if isinstance(value, dict):
+        return {_nfc(key): _nfc(element) for key, element in value.items()}
+    return value
 
 
 def _wire(name: str, value: Any) -> Any:
