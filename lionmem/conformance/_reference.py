@@ -3,12 +3,14 @@
 For ``examples`` random examples (seeded, so a failure repeats with the same seed), the profile
 stores random items in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
 replacements happen; mixed content types; unicode whose lowering is tricky, and decomposed beside
-precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0`` and ``True``),
-makes the index visible, and compares the ids, in order, of random queries (text ``None``/``""``/
-substrings with changed case/absent needles, tags ``None``/``[]``/subsets, filters on accepted keys
-only, with ``None``, ``1``, ``1.0``, ``True``, and non-negative limits). A write the adapter
-refuses with ``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is
-left out of the reference too.
+precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0``, ``True`` and
+lists and objects that are equal in Python but differ as JSON text, such as ``[1.0, 2]`` and
+``[1, 2]`` or ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}``), makes the index visible, and compares
+the ids, in order, of random queries (text ``None``/``""``/substrings with changed case/absent
+needles, tags ``None``/``[]``/subsets, filters on accepted keys only, mostly with values equal to
+a stored item's but written differently, and non-negative limits). A write the adapter refuses with
+``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is left out of
+the reference too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from lionmem.conformance._context import CaseContext, CaseFailed, CaseNotApplicable
-from lionmem.conformance._values import short
+from lionmem.conformance._values import same_value, short
 from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -40,8 +42,26 @@ TEXT_PIECES = (
 )  # fmt: skip
 """Words whose lowering is tricky, and precomposed beside decomposed text (Unicode normalisation)."""
 TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ", "\u00e9", "e\u0301")
-VALUE_POOL: tuple[Any, ...] = (None, 1, 1.0, True, 0, False, "1", "x", "", [1, 2], {"k": 1})
+EQUAL_VALUES: tuple[tuple[Any, ...], ...] = (
+    (None,), ("1",), ("x",), ("",), (1, 1.0, True), (0, False),
+    ([1, 2], [1.0, 2]), ([True], [1]), ({"k": 1}, {"k": 1.0}),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"n": [{"k": True}]}, {"n": [{"k": 1}]}),
+)  # fmt: skip
+"""Metadata and filter values, in groups equal under ``==`` whose members differ as JSON text."""
 LIMITS = (0, 1, 2, 3, 5, 20, 1000)
+
+
+def _value(rng: random.Random) -> Any:
+    return rng.choice(rng.choice(EQUAL_VALUES))
+
+
+def _filter_value(rng: random.Random, metadata: dict[str, Any], key: str) -> Any:
+    """Return mostly a value equal to ``metadata[key]`` with another JSON text, else a random one."""
+    if key not in metadata or rng.random() < 0.2:
+        return _value(rng)
+    value = metadata[key]
+    group = next(group for group in EQUAL_VALUES if value in group)
+    return rng.choice([twin for twin in group if not same_value(twin, value)] or group)
 
 
 def _text(rng: random.Random) -> str:
@@ -65,7 +85,7 @@ def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
     ids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(max(1, count * 2 // 3))]
     items = []
     for _ in range(count):
-        metadata = {key: rng.choice(VALUE_POOL) for key in keys if rng.random() < 0.5}
+        metadata = {key: _value(rng) for key in keys if rng.random() < 0.5}
         items.append(
             MemoryItem(
                 id=rng.choice(ids),
@@ -78,14 +98,14 @@ def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
     return items
 
 
-def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
+def _needle(rng: random.Random, target: MemoryItem | None) -> str | None:
     roll = rng.random()
     if roll < 0.25:
         return None
     if roll < 0.35:
         return ""
-    if roll < 0.8 and items:
-        text = str(rng.choice(items).content) or " "
+    if roll < 0.8 and target is not None:
+        text = str(target.content) or " "
         start = rng.randrange(len(text))
         piece = text[start : start + rng.randint(1, 6)]
         return rng.choice((piece, piece.upper(), piece.lower(), piece.swapcase(), piece.casefold()))
@@ -95,7 +115,13 @@ def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
 def random_query(
     rng: random.Random, items: list[MemoryItem], filter_keys: tuple[str, ...]
 ) -> MemoryQuery:
-    """Return a random query with non-negative limit, filtering only on ``filter_keys``."""
+    """Return a random query with non-negative limit, filtering only on ``filter_keys``.
+
+    Its text and filters are mostly aimed at one stored item: a piece of its text, values equal to
+    its metadata but written differently (``1.0`` for ``1``, ``{"b": 2, "a": 1}`` for ``{"a": 1, "b": 2}``).
+    """
+    live = list({item.id: item for item in items}.values())  # what the stores hold: last writes
+    target = rng.choice(live) if live else None
     tags: list[str] | None = None
     roll = rng.random()
     if roll < 0.2:
@@ -106,11 +132,14 @@ def random_query(
     roll = rng.random()
     if filter_keys and roll < 0.45:
         chosen = rng.sample(filter_keys, rng.randint(1, min(2, len(filter_keys))))
-        filters = {key: rng.choice(VALUE_POOL) for key in chosen}
+        aimed = [item for item in live if not set(chosen).isdisjoint(item.metadata)]
+        target = rng.choice(aimed) if aimed else target
+        metadata = target.metadata if target is not None else {}
+        filters = {key: _filter_value(rng, metadata, key) for key in chosen}
     elif roll < 0.55:
         filters = {}
     return MemoryQuery(
-        text=_needle(rng, items), tags=tags, filters=filters, limit=rng.choice(LIMITS)
+        text=_needle(rng, target), tags=tags, filters=filters, limit=rng.choice(LIMITS)
     )
 
 

@@ -5,7 +5,7 @@ exceptions, failures, refusals, malformed payloads, late indexing). ``FakeMemory
 ``ExternalMemoryStore`` over it, shaped as a real adapter: it validates before any I/O, runs the
 query guard, maps native errors onto lionmem's stable errors (chained) and projects records into
 new ``MemoryItem`` objects. ``FakeHarness`` gives the conformance suite control over the service.
-Each switch of ``FakeBehaviour`` breaks one manifest claim: five are honest differences an
+Each switch of ``FakeBehaviour`` breaks one manifest claim: six are honest differences an
 adapter may declare (``declared_manifest``), the others defects no manifest can declare; a
 manifest claiming the opposite of a switch fails the suite with a message naming the claim.
 """
@@ -61,6 +61,8 @@ class FakeBehaviour:
     """Search hits come back without tags. Declared: search_returns_tags=False."""
     reversed_search_order: bool = False
     """Search returns newest first. Declared: search_semantics='backend-defined'."""
+    json_text_filters: bool = False
+    """Filters compare lists and objects as JSON text. Declared: search_semantics='backend-defined'."""
     # -- Defects: no manifest can declare these; a fake with one of them is always lying --
     misses: bool = False
     """Identity lookup misses: retrieve() returns None for stored ids."""
@@ -106,6 +108,7 @@ DECLARABLE = frozenset(
         "dropped_fields",
         "tagless_search_hits",
         "reversed_search_order",
+        "json_text_filters",
     }
 )
 """The switches an honest manifest can declare; every other switch is a defect."""
@@ -136,7 +139,11 @@ def declared_manifest(
         search_fidelity="native_fields" if dropped or behaviour.tagless_search_hits else "full",
         search_returns_tags=not behaviour.tagless_search_hits,
         preserves_metadata=not dropped,
-        search_semantics="backend-defined" if behaviour.reversed_search_order else "reference",
+        search_semantics=(
+            "backend-defined"
+            if behaviour.reversed_search_order or behaviour.json_text_filters
+            else "reference"
+        ),
     )
 
 
@@ -229,7 +236,7 @@ class FakeService:
                 continue
             if filters and not self.behaviour.unsupported_filters:
                 metadata = record.get("metadata", {})
-                if not all(metadata.get(key) == value for key, value in filters.items()):
+                if not all(self._equal(metadata.get(key), value) for key, value in filters.items()):
                     continue
             hit = json.loads(json.dumps(record))
             if self.behaviour.tagless_search_hits:
@@ -238,6 +245,13 @@ class FakeService:
         if self.behaviour.reversed_search_order:
             hits.reverse()
         return hits[:limit]
+
+    def _equal(self, stored: Any, wanted: Any) -> bool:
+        """Filter equality: Python's ``==``; lists and objects as JSON text with json_text_filters."""
+        both_containers = isinstance(stored, list | dict) and isinstance(wanted, list | dict)
+        if self.behaviour.json_text_filters and both_containers:
+            return json.dumps(stored) == json.dumps(wanted)
+        return bool(stored == wanted)
 
     def plant(self, record: Record) -> None:
         """Add a record as-is (e.g. of another kind), visible to every operation."""
