@@ -5,7 +5,7 @@ exceptions, failures, refusals, malformed payloads, late indexing). ``FakeMemory
 ``ExternalMemoryStore`` over it, shaped as a real adapter: it validates before any I/O, runs the
 query guard, maps native errors onto lionmem's stable errors (chained) and projects records into
 new ``MemoryItem`` objects. ``FakeHarness`` gives the conformance suite control over the service.
-Each switch of ``FakeBehaviour`` breaks one manifest claim: six are honest differences an
+Each switch of ``FakeBehaviour`` breaks one manifest claim: seven are honest differences an
 adapter may declare (``declared_manifest``), the others defects no manifest can declare; a
 manifest claiming the opposite of a switch fails the suite with a message naming the claim.
 """
@@ -63,6 +63,8 @@ class FakeBehaviour:
     """Search returns newest first. Declared: search_semantics='backend-defined'."""
     json_text_filters: bool = False
     """Filters compare lists and objects as JSON text. Declared: search_semantics='backend-defined'."""
+    canonical_search_tags: bool = False
+    """Search hits carry their tags sorted, without duplicates. Declared: search_fidelity='lossy'."""
     # -- Defects: no manifest can declare these; a fake with one of them is always lying --
     misses: bool = False
     """Identity lookup misses: retrieve() returns None for stored ids."""
@@ -109,6 +111,7 @@ DECLARABLE = frozenset(
         "tagless_search_hits",
         "reversed_search_order",
         "json_text_filters",
+        "canonical_search_tags",
     }
 )
 """The switches an honest manifest can declare; every other switch is a defect."""
@@ -136,7 +139,13 @@ def declared_manifest(
         supports_any_filter_key=filters_work and any_filter_key,
         search_consistency="eventual" if behaviour.eventual_search else "immediate",
         retrieve_fidelity="native_fields" if dropped else "full",
-        search_fidelity="native_fields" if dropped or behaviour.tagless_search_hits else "full",
+        search_fidelity=(
+            "lossy"
+            if behaviour.canonical_search_tags
+            else "native_fields"
+            if dropped or behaviour.tagless_search_hits
+            else "full"
+        ),
         search_returns_tags=not behaviour.tagless_search_hits,
         preserves_metadata=not dropped,
         search_semantics=(
@@ -241,6 +250,8 @@ class FakeService:
             hit = json.loads(json.dumps(record))
             if self.behaviour.tagless_search_hits:
                 del hit["tags"]
+            elif self.behaviour.canonical_search_tags:
+                hit["tags"] = sorted(set(hit["tags"]))
             hits.append(hit)
         if self.behaviour.reversed_search_order:
             hits.reverse()
