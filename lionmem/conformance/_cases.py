@@ -54,13 +54,15 @@ UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve e\u0301 A\u030
 """Precomposed and decomposed text (e + combining acute, Hangul jamo): a normalising store changes it."""
 UNICODE_TAGS = ["alpha", "Beta", "ǅ", "e\u0301"]
 BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
-"""Integers a double cannot hold, nor a signed or unsigned 64-bit integer."""
+"""One integer a double cannot hold, one beyond int64, one beyond uint64."""
+BIG_METADATA = {"big": BIG_INTS}
+"""Metadata an adapter may refuse (ADR-0093 D3), written apart from NESTED_METADATA."""
 FIXED_CREATED_AT = 1_000_000_000.123456
 CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 """2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
 NESTED_METADATA = {
     "source": "conformance",
-    "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}, "big": BIG_INTS},
+    "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},
     "zero": 0,
     "flag": False,
     "none": None,
@@ -77,6 +79,11 @@ CONTENT_SHAPES: tuple[object, ...] = (
     False,
     None,
     "",
+)
+
+
+_REFUSE_OR_KEEP = (
+    "; ADR-0093 D3: a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
 )
 
 
@@ -209,13 +216,8 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
     accepted = 0
     for content in CONTENT_SHAPES:
         item = ctx.item(content=content)
-        try:
-            await ctx.store.store(item)
-        except MemoryAdapterError:
+        if not await ctx.store_unless_refused(item, f"content {short(content)}"):
             continue  # D3: a value the adapter cannot represent is refused before transport.
-        except Exception as exc:
-            msg = f"store() of content {short(content)} raised {type(exc).__name__}: {exc}"
-            raise CaseFailed(msg) from exc
         accepted += 1
         got = await ctx.retrieve_stored(item)
         if not same_value(got.content, content):
@@ -631,7 +633,7 @@ async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
 @case(
     "metadata_round_trip",
     METADATA,
-    "With preserves_metadata, nested metadata comes back exactly on retrieve.",
+    "With preserves_metadata, nested metadata comes back exactly on retrieve (big integers exactly or refused).",
 )
 async def _metadata_round_trip(ctx: CaseContext) -> str | None:
     if not ctx.manifest.preserves_metadata:
@@ -639,14 +641,18 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
         raise CaseNotApplicable(msg)
     item = ctx.item(metadata=NESTED_METADATA)
     await ctx.store_item(item)
-    got = await ctx.retrieve_stored(item)
-    if not same_value(got.metadata, NESTED_METADATA):
-        msg = (
-            f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned metadata "
-            f"{short(got.metadata)} for stored {short(NESTED_METADATA)}"
-        )
-        raise CaseFailed(msg)
-    return None
+    big = ctx.item(metadata=BIG_METADATA)
+    accepted = await ctx.store_unless_refused(big, f"metadata {short(BIG_METADATA)}")
+    for stored in (item, big) if accepted else (item,):
+        got = await ctx.retrieve_stored(stored)
+        if not same_value(got.metadata, stored.metadata):
+            msg = (
+                f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
+                f"metadata {short(got.metadata)} for stored {short(stored.metadata)}"
+                + (_REFUSE_OR_KEEP if stored is big else "")
+            )
+            raise CaseFailed(msg)
+    return None if accepted else f"metadata {short(BIG_METADATA)} refused (ADR-0093 D3)"
 
 
 @case(
@@ -675,15 +681,20 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
         metadata=NESTED_METADATA,
         created_at=FIXED_CREATED_AT,
     )
-    await ctx.store_items(item)
-    hit = await _find_hit(ctx, item)
-    name = _first_difference(hit, item, names)
-    if name is not None:
-        msg = (
-            f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
-            f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
-        )
-        raise CaseFailed(msg)
+    await ctx.store_item(item)
+    big = ctx.item(metadata=BIG_METADATA)
+    accepted = await ctx.store_unless_refused(big, f"metadata {short(BIG_METADATA)}")
+    await ctx.harness.make_search_index_visible()
+    for stored in (item, big) if accepted else (item,):
+        hit = await _find_hit(ctx, stored)
+        name = _first_difference(hit, stored, names)
+        if name is not None:
+            msg = (
+                f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
+                f"{name}={short(getattr(hit, name))} for stored {short(getattr(stored, name))}"
+                + (_REFUSE_OR_KEEP if stored is big else "")
+            )
+            raise CaseFailed(msg)
     return None
 
 

@@ -1,0 +1,78 @@
+"""Honest stores the fake's switches do not cover pass the suite.
+
+ADR-0093 D3 lets an adapter refuse, with ``MemoryAdapterError``, a value it cannot represent, and
+a ``search_fidelity='lossy'`` manifest permits documented normalisation of search hits. Each store
+here is the honest fake with one such difference, told truthfully: the suite must pass it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+from uuid import UUID
+
+from lionmem import MemoryAdapterError, MemoryItem
+from lionmem.conformance import ConformanceReport, run
+from lionmem.conformance.fake import FakeHarness, FakeMemoryAdapter
+from tests.profiles import examples
+
+EXAMPLES = examples(200)
+"""Reference-search examples per run (the default)."""
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    """Every key and scalar inside a JSON-like value."""
+    if isinstance(value, dict):
+        for key, element in value.items():
+            yield key
+            yield from _leaves(element)
+    elif isinstance(value, list):
+        for element in value:
+            yield from _leaves(element)
+    else:
+        yield value
+
+
+class _BigIntRefuser(FakeMemoryAdapter):
+    """A service holding numbers as doubles, which refuses the integers it would round."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        for value in [*_leaves(item.content), *_leaves(item.metadata)]:
+            if type(value) is int and abs(value) >= 2**53:
+                msg = "integer beyond a double's exact range"
+                raise MemoryAdapterError(msg)
+        return await super().store(item)
+
+
+class _RefuserHarness(FakeHarness):
+    """The honest fake's harness, making stores of ``adapter``."""
+
+    def __init__(self, adapter: type[FakeMemoryAdapter]) -> None:
+        super().__init__()
+        self.adapter = adapter
+
+    async def make_store(self) -> FakeMemoryAdapter:
+        return self.adapter(self.service, self.manifest, self.behaviour)
+
+
+def _report(harness: FakeHarness) -> ConformanceReport:
+    return asyncio.run(run(harness, examples=EXAMPLES))
+
+
+def _failures(report: ConformanceReport) -> list[tuple[str, str | None]]:
+    return [(result.case, result.reason) for result in report.failed]
+
+
+def test_store_refusing_big_integers_passes() -> None:
+    """Integers beyond a double's range, refused on write, fail no case."""
+    assert _failures(_report(_RefuserHarness(_BigIntRefuser))) == []
+
+
+def test_big_integer_refusal_is_reported() -> None:
+    """metadata_round_trip passes saying the big-integer metadata was refused."""
+    report = _report(_RefuserHarness(_BigIntRefuser))
+    assert report.result("metadata_round_trip").reason == (
+        "metadata {'big': [9007199254740993, -9223372036854775809, 18446744073709551617]} refused "
+        "(ADR-0093 D3)"
+    )
