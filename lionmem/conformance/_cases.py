@@ -50,9 +50,14 @@ REJECTED = "Rejected write"
 MALFORMED = "Malformed response (D4)"
 REFERENCE = "Reference search (lionmem profile)"
 
-UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve e\u0301 A\u030a \u1100\u1161"
-"""Precomposed and decomposed text (e + combining acute, Hangul jamo): a normalising store changes it."""
-UNICODE_TAGS = ["alpha", "Beta", "ǅ", "e\u0301"]
+UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
+"""Text whose case mapping is tricky, all in Unicode normal form C (as UNICODE_TAGS)."""
+UNICODE_TAGS = ["alpha", "Beta", "ǅ", "\u00e9"]
+DECOMPOSED_TEXT = "cafe\u0301 A\u030angstro\u0308m \u1100\u1161"
+"""Text not in normal form C (combining accents, Hangul jamo): a normalising store changes it."""
+DECOMPOSED_TAGS = ["e\u0301", "A\u030a"]
+DECOMPOSED = "text not in Unicode normal form C"
+"""What a store may refuse (ADR-0093 D3) of DECOMPOSED_TEXT and DECOMPOSED_TAGS."""
 BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
 """One integer a double cannot hold, one beyond int64, one beyond uint64."""
 BIG_METADATA = {"big": BIG_INTS}
@@ -82,9 +87,7 @@ CONTENT_SHAPES: tuple[object, ...] = (
 )
 
 
-_REFUSE_OR_KEEP = (
-    "; ADR-0093 D3: a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
-)
+_CANNOT_KEEP = "a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
 
 
 def case(name: str, row: str, summary: str) -> Callable[[Check], Check]:
@@ -189,22 +192,26 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
 @case(
     "retrieve_anchors",
     DIRECT,
-    "A stored id is retrievable at once, with id, content and tags exact.",
+    "A stored id is retrievable at once, with id, content and tags exact (text not in NFC exactly or refused).",
 )
 async def _retrieve_anchors(ctx: CaseContext) -> str | None:
     item = ctx.item(content=UNICODE_TEXT, tags=UNICODE_TAGS)
     await ctx.store_item(item)
+    decomposed = ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS)
+    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
     # No make_search_index_visible(): direct retrieval never waits for the search index.
-    got = await ctx.retrieve_stored(item)
-    name = _first_difference(got, item, ("id", "content", "tags"))
-    if name is not None:
-        msg = (
-            f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
-            f"retrieve() returned {name}={short(getattr(got, name))} for stored "
-            f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
-        )
-        raise CaseFailed(msg)
-    return None
+    for stored in (item, decomposed) if accepted else (item,):
+        got = await ctx.retrieve_stored(stored)
+        name = _first_difference(got, stored, ("id", "content", "tags"))
+        if name is not None:
+            msg = (
+                f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
+                f"retrieve() returned {name}={short(getattr(got, name))} for stored "
+                f"{short(getattr(stored, name))}; ADR-0093 D3: id, content and tags are anchors"
+                + (f", and {_CANNOT_KEEP}" if stored is decomposed else "")
+            )
+            raise CaseFailed(msg)
+    return None if accepted else f"{DECOMPOSED} refused (ADR-0093 D3)"
 
 
 @case(
@@ -224,7 +231,7 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
             msg = (
                 f"store() accepted content {short(content)} but retrieve() returned "
                 f"{short(got.content)} ({type(got.content).__name__}); ADR-0093 D3: content is an "
-                "anchor, so a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
+                f"anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
     return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
@@ -578,19 +585,23 @@ async def _search_hit_tags(ctx: CaseContext) -> str | None:
         msg = "the manifest declares search_returns_tags=False (hits may omit tags)"
         raise CaseNotApplicable(msg)
     item = ctx.item(tags=[*UNICODE_TAGS, "alpha"])
-    await ctx.store_items(item)
-    hit = await _find_hit(ctx, item)
+    await ctx.store_item(item)
+    decomposed = ctx.item(tags=DECOMPOSED_TAGS)
+    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
+    await ctx.harness.make_search_index_visible()
     lossy = manifest.search_fidelity == "lossy"
-    # Only lossy hits may reorder or normalise tags; any other fidelity returns the stored list.
-    same = set(hit.tags) == set(item.tags) if lossy else same_value(hit.tags, item.tags)
-    if not same:
-        msg = (
-            f"manifest claims {ctx.claim('search_returns_tags')} with "
-            f"{ctx.claim('search_fidelity')}, but the search hit carried tags {hit.tags!r} for "
-            f"stored tags {item.tags!r}"
-            + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
-        )
-        raise CaseFailed(msg)
+    for stored in (item, decomposed) if accepted else (item,):
+        hit = await _find_hit(ctx, stored)
+        # Only lossy hits may reorder or normalise tags; any other fidelity returns the stored list.
+        same = set(hit.tags) == set(stored.tags) if lossy else same_value(hit.tags, stored.tags)
+        if not same:
+            msg = (
+                f"manifest claims {ctx.claim('search_returns_tags')} with "
+                f"{ctx.claim('search_fidelity')}, but the search hit carried tags {hit.tags!r} "
+                f"for stored tags {stored.tags!r}"
+                + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
+            )
+            raise CaseFailed(msg)
     return None
 
 
@@ -649,7 +660,7 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
             msg = (
                 f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
                 f"metadata {short(got.metadata)} for stored {short(stored.metadata)}"
-                + (_REFUSE_OR_KEEP if stored is big else "")
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is big else "")
             )
             raise CaseFailed(msg)
     return None if accepted else f"metadata {short(BIG_METADATA)} refused (ADR-0093 D3)"
@@ -682,17 +693,21 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
         created_at=FIXED_CREATED_AT,
     )
     await ctx.store_item(item)
-    big = ctx.item(metadata=BIG_METADATA)
-    accepted = await ctx.store_unless_refused(big, f"metadata {short(BIG_METADATA)}")
+    # Values a store may refuse (ADR-0093 D3), each in a write of its own.
+    refusable = (
+        (ctx.item(metadata=BIG_METADATA), f"metadata {short(BIG_METADATA)}"),
+        (ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS), DECOMPOSED),
+    )
+    kept = [other for other, what in refusable if await ctx.store_unless_refused(other, what)]
     await ctx.harness.make_search_index_visible()
-    for stored in (item, big) if accepted else (item,):
+    for stored in (item, *kept):
         hit = await _find_hit(ctx, stored)
         name = _first_difference(hit, stored, names)
         if name is not None:
             msg = (
                 f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
                 f"{name}={short(getattr(hit, name))} for stored {short(getattr(stored, name))}"
-                + (_REFUSE_OR_KEEP if stored is big else "")
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
             )
             raise CaseFailed(msg)
     return None

@@ -8,6 +8,7 @@ here is the honest fake with one such difference, told truthfully: the suite mus
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
@@ -45,6 +46,17 @@ class _BigIntRefuser(FakeMemoryAdapter):
         return await super().store(item)
 
 
+class _DecomposedTextRefuser(FakeMemoryAdapter):
+    """A service that keeps text in NFC, which refuses text not already in NFC."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        for value in [*_leaves(item.content), *item.tags, *_leaves(item.metadata)]:
+            if isinstance(value, str) and not unicodedata.is_normalized("NFC", value):
+                msg = "text not in Unicode normal form C"
+                raise MemoryAdapterError(msg)
+        return await super().store(item)
+
+
 class _RefuserHarness(FakeHarness):
     """The honest fake's harness, making stores of ``adapter``."""
 
@@ -75,4 +87,17 @@ def test_big_integer_refusal_is_reported() -> None:
     assert report.result("metadata_round_trip").reason == (
         "metadata {'big': [9007199254740993, -9223372036854775809, 18446744073709551617]} refused "
         "(ADR-0093 D3)"
+    )
+
+
+def test_store_refusing_decomposed_text_passes() -> None:
+    """Text not in NFC, refused on write, fails no case."""
+    assert _failures(_report(_RefuserHarness(_DecomposedTextRefuser))) == []
+
+
+def test_decomposed_text_refusal_is_reported() -> None:
+    """retrieve_anchors passes saying the text not in NFC was refused."""
+    report = _report(_RefuserHarness(_DecomposedTextRefuser))
+    assert report.result("retrieve_anchors").reason == (
+        "text not in Unicode normal form C refused (ADR-0093 D3)"
     )

@@ -70,6 +70,8 @@ LIES: tuple[Lie, ...] = (
     Lie("big_ints_as_doubles", "search_fidelity='full'", "search_hit_fidelity"),
     Lie("normalised_text", "retrieve_fidelity='full'", "retrieve_anchors"),
     Lie("normalised_text", "search_semantics='reference'", "reference_search_profile"),
+    Lie("normalised_text", "search_fidelity='full'", "search_hit_fidelity"),
+    Lie("normalised_text", "search_returns_tags=True", "search_hit_tags"),
 )  # fmt: skip
 EXAMPLES = examples(200)
 """Reference-search examples per run (the default)."""
