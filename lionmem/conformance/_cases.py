@@ -9,6 +9,7 @@ A case never passes silently for lack of a precondition.
 from __future__ import annotations
 
 import inspect
+import unicodedata
 from collections.abc import Awaitable, Callable
 from uuid import UUID, uuid4
 
@@ -577,7 +578,7 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     "search_hit_tags",
     TAGS,
     "Search hits carry the stored tags when the manifest says search_returns_tags: as stored "
-    "(order and duplicates kept) unless search_fidelity='lossy'.",
+    "(order and duplicates kept) unless search_fidelity='lossy' (then as a set, up to NFC).",
 )
 async def _search_hit_tags(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
@@ -592,8 +593,12 @@ async def _search_hit_tags(ctx: CaseContext) -> str | None:
     lossy = manifest.search_fidelity == "lossy"
     for stored in (item, decomposed) if accepted else (item,):
         hit = await _find_hit(ctx, stored)
-        # Only lossy hits may reorder or normalise tags; any other fidelity returns the stored list.
-        same = set(hit.tags) == set(stored.tags) if lossy else same_value(hit.tags, stored.tags)
+        # Lossy hits may reorder, drop duplicates or normalise to NFC; others return the stored list.
+        same = (
+            _nfc_set(hit.tags) == _nfc_set(stored.tags)
+            if lossy
+            else same_value(hit.tags, stored.tags)
+        )
         if not same:
             msg = (
                 f"manifest claims {ctx.claim('search_returns_tags')} with "
@@ -625,6 +630,10 @@ async def _tag_search_selects(ctx: CaseContext) -> str | None:
         )
         raise CaseFailed(msg)
     return None
+
+
+def _nfc_set(tags: list[str]) -> set[str]:
+    return {unicodedata.normalize("NFC", tag) for tag in tags}
 
 
 async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:

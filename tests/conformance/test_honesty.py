@@ -15,7 +15,7 @@ from uuid import UUID
 
 from lionmem import MemoryAdapterError, MemoryItem
 from lionmem.conformance import ConformanceReport, run
-from lionmem.conformance.fake import FakeHarness, FakeMemoryAdapter
+from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeMemoryAdapter, FakeService
 from tests.profiles import examples
 
 EXAMPLES = examples(200)
@@ -68,6 +68,19 @@ class _RefuserHarness(FakeHarness):
         return self.adapter(self.service, self.manifest, self.behaviour)
 
 
+class _NFCHitTagsService(FakeService):
+    """A search index that NFC-normalises the tags of its hits (storage keeps them exactly)."""
+
+    def query(
+        self, text: str | None, tags: list[str] | None, filters: dict[str, Any] | None, limit: int
+    ) -> list[dict[str, Any]]:
+        hits = super().query(text, tags, filters, limit)
+        for hit in hits:
+            if "tags" in hit:  # a malformed payload has none
+                hit["tags"] = [unicodedata.normalize("NFC", tag) for tag in hit["tags"]]
+        return hits
+
+
 def _report(harness: FakeHarness) -> ConformanceReport:
     return asyncio.run(run(harness, examples=EXAMPLES))
 
@@ -101,3 +114,11 @@ def test_decomposed_text_refusal_is_reported() -> None:
     assert report.result("retrieve_anchors").reason == (
         "text not in Unicode normal form C refused (ADR-0093 D3)"
     )
+
+
+def test_lossy_store_normalising_hit_tags_passes() -> None:
+    """Under search_fidelity='lossy', hits whose tags are sorted, deduplicated and in NFC pass."""
+    harness = FakeHarness(FakeBehaviour(canonical_search_tags=True))
+    harness.service = _NFCHitTagsService(harness.behaviour)
+    assert harness.manifest.search_fidelity == "lossy"
+    assert _failures(_report(harness)) == []
