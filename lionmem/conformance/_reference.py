@@ -6,11 +6,11 @@ replacements happen; mixed content types; unicode whose lowering is tricky, and 
 precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0``, ``True`` and
 lists and objects that are equal in Python but differ as JSON text, such as ``[1.0, 2]`` and
 ``[1, 2]`` or ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}``), makes the index visible, and compares
-the ids, in order, of random queries (text ``None``/``""``/substrings with changed case/absent
-needles, tags ``None``/``[]``/subsets, filters on accepted keys only, mostly with values equal to
-a stored item's but written differently, and non-negative limits). A write the adapter refuses with
-``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is left out of
-the reference too.
+the ids, in order, of random queries (text ``None``/``""``/absent needles/substrings with changed
+case of any write's text, replaced ones too; tags ``None``/``[]``/subsets; filters on accepted keys
+only, mostly with values equal to a stored item's but written differently; non-negative limits).
+A write the adapter refuses with ``MemoryAdapterError`` (ADR-0093 D3 permits that for values it
+cannot represent) is left out of the reference, and no query is aimed at it.
 """
 
 from __future__ import annotations
@@ -98,14 +98,15 @@ def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
     return items
 
 
-def _needle(rng: random.Random, target: MemoryItem | None) -> str | None:
+def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
     roll = rng.random()
     if roll < 0.25:
         return None
     if roll < 0.35:
         return ""
-    if roll < 0.8 and target is not None:
-        text = str(target.content) or " "
+    if roll < 0.8 and items:
+        # Any write, replaced ones too: a needle only a replaced text holds catches a stale index.
+        text = str(rng.choice(items).content) or " "
         start = rng.randrange(len(text))
         piece = text[start : start + rng.randint(1, 6)]
         return rng.choice((piece, piece.upper(), piece.lower(), piece.swapcase(), piece.casefold()))
@@ -117,11 +118,11 @@ def random_query(
 ) -> MemoryQuery:
     """Return a random query with non-negative limit, filtering only on ``filter_keys``.
 
-    Its text and filters are mostly aimed at one stored item: a piece of its text, values equal to
+    ``items`` are the writes both stores took, in order. The text is often a piece of one of them;
+    filters, when there are some, are usually aimed at one item the stores hold: values equal to
     its metadata but written differently (``1.0`` for ``1``, ``{"b": 2, "a": 1}`` for ``{"a": 1, "b": 2}``).
     """
-    live = list({item.id: item for item in items}.values())  # what the stores hold: last writes
-    target = rng.choice(live) if live else None
+    live = list({item.id: item for item in items}.values())  # the last write of each id
     tags: list[str] | None = None
     roll = rng.random()
     if roll < 0.2:
@@ -133,13 +134,12 @@ def random_query(
     if filter_keys and roll < 0.45:
         chosen = rng.sample(filter_keys, rng.randint(1, min(2, len(filter_keys))))
         aimed = [item for item in live if not set(chosen).isdisjoint(item.metadata)]
-        target = rng.choice(aimed) if aimed else target
-        metadata = target.metadata if target is not None else {}
+        metadata = rng.choice(aimed).metadata if aimed else {}
         filters = {key: _filter_value(rng, metadata, key) for key in chosen}
     elif roll < 0.55:
         filters = {}
     return MemoryQuery(
-        text=_needle(rng, target), tags=tags, filters=filters, limit=rng.choice(LIMITS)
+        text=_needle(rng, items), tags=tags, filters=filters, limit=rng.choice(LIMITS)
     )
 
 
@@ -167,6 +167,7 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
         store = await ctx.new_store()
         reference: MemoryStore = InMemoryStore()
         items = random_items(rng, metadata_keys)
+        written: list[MemoryItem] = []
         for item in items:
             try:
                 await store.store(item.model_copy(deep=True))
@@ -174,10 +175,11 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
                 refused += 1
                 continue
             await reference.store(item)
-            accepted += 1
+            written.append(item)
+        accepted += len(written)
         await ctx.harness.make_search_index_visible()
         for _ in range(QUERIES_PER_EXAMPLE):
-            query = random_query(rng, items, filter_keys)
+            query = random_query(rng, written, filter_keys)
             queries += 1
             expected = [hit.id for hit in await reference.search(query)]
             got = await ctx.search_ids(query)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from pydantic import ValidationError
@@ -27,6 +28,7 @@ from lionmem.conformance import (
     run,
     run_case,
 )
+from lionmem.conformance._reference import random_query
 from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeService
 
 D2_ROWS = {
@@ -255,6 +257,15 @@ def test_profile_failure_names_the_seed_to_repeat() -> None:
     assert (result.reason or "").endswith(
         "repeat with run(harness, seed=11, cases=['reference_search_profile'])"
     )
+
+
+def test_profile_query_text_comes_from_replaced_writes_too() -> None:
+    """Query text is cut from every write, so an index still holding a replaced text shows."""
+    item_id = uuid4()
+    writes = [MemoryItem(id=item_id, content="qqqq"), MemoryItem(id=item_id, content=7)]
+    rng = random.Random(DEFAULT_SEED)
+    needles = [random_query(rng, writes, ()).text for _ in range(50)]
+    assert any("q" in needle.lower() for needle in needles if needle)
 
 
 def test_any_key_fake_passes() -> None:
