@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from lionmem.conformance._context import Case, CaseContext, CaseFailed, CaseNotApplicable
 from lionmem.conformance._harness import CorruptsResponses, PlantsForeignRecords, RejectsWrites
 from lionmem.conformance._reference import reference_search_profile
-from lionmem.conformance._values import same_value, short
+from lionmem.conformance._values import mismatch, same_value, short
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
 from lionmem.protocol import ExternalMemoryStore, MemoryStore
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -207,8 +207,8 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
         if name is not None:
             msg = (
                 f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
-                f"retrieve() returned {name}={short(getattr(got, name))} for stored "
-                f"{short(getattr(stored, name))}; ADR-0093 D3: id, content and tags are anchors"
+                f"retrieve() returned {name}={mismatch(getattr(got, name), getattr(stored, name))}; "
+                "ADR-0093 D3: id, content and tags are anchors"
                 + (f", and {_CANNOT_KEEP}" if stored is decomposed else "")
             )
             raise CaseFailed(msg)
@@ -230,9 +230,8 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
         got = await ctx.retrieve_stored(item)
         if not same_value(got.content, content):
             msg = (
-                f"store() accepted content {short(content)} but retrieve() returned "
-                f"{short(got.content)} ({type(got.content).__name__}); ADR-0093 D3: content is an "
-                f"anchor, so {_CANNOT_KEEP}"
+                f"store() accepted content but retrieve() returned {mismatch(got.content, content)} "
+                f"({type(got.content).__name__}); ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
     return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
@@ -602,8 +601,8 @@ async def _search_hit_tags(ctx: CaseContext) -> str | None:
         if not same:
             msg = (
                 f"manifest claims {ctx.claim('search_returns_tags')} with "
-                f"{ctx.claim('search_fidelity')}, but the search hit carried tags {hit.tags!r} "
-                f"for stored tags {stored.tags!r}"
+                f"{ctx.claim('search_fidelity')}, but the search hit carried tags "
+                f"{mismatch(hit.tags, stored.tags)}"
                 + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
             )
             raise CaseFailed(msg)
@@ -668,7 +667,7 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
         if not same_value(got.metadata, stored.metadata):
             msg = (
                 f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
-                f"metadata {short(got.metadata)} for stored {short(stored.metadata)}"
+                f"metadata {mismatch(got.metadata, stored.metadata)}"
                 + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is big else "")
             )
             raise CaseFailed(msg)
@@ -715,7 +714,7 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
         if name is not None:
             msg = (
                 f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
-                f"{name}={short(getattr(hit, name))} for stored {short(getattr(stored, name))}"
+                f"{name}={mismatch(getattr(hit, name), getattr(stored, name))}"
                 + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
             )
             raise CaseFailed(msg)

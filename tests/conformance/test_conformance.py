@@ -268,6 +268,21 @@ def test_profile_query_text_comes_from_replaced_writes_too() -> None:
     assert any("q" in needle.lower() for needle in needles if needle)
 
 
+def test_failure_tells_apart_text_that_differs_only_in_normalisation() -> None:
+    """Values that print alike are shown with ascii() too, saying how they differ."""
+    lying = FakeHarness(FakeBehaviour(normalised_text=True), manifest=FakeHarness().manifest)
+    result = asyncio.run(run_case(lying, "retrieve_anchors"))
+    assert result.reason == (
+        "manifest lists 'content' as native (retrieve_fidelity='full'), but retrieve() returned "
+        "content='caf\u00e9 \u00c5ngstr\u00f6m \uac00' for stored "
+        "'cafe\u0301 A\u030angstro\u0308m \u1100\u1161' (they differ only in Unicode "
+        "normalisation: 'caf\\xe9 \\xc5ngstr\\xf6m \\uac00' and "
+        "'cafe\\u0301 A\\u030angstro\\u0308m \\u1100\\u1161'); ADR-0093 D3: id, content and "
+        "tags are anchors, and a value the adapter cannot keep exactly must be refused with "
+        "MemoryAdapterError"
+    )
+
+
 def test_any_key_fake_passes() -> None:
     """The honest fake declaring supports_any_filter_key passes every case."""
     report = asyncio.run(run(FakeHarness(any_filter_key=True), examples=50))
