@@ -64,8 +64,8 @@ BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
 BIG_METADATA = {"big": BIG_INTS}
 """Metadata an adapter may refuse (ADR-0093 D3), written apart from NESTED_METADATA."""
 FIXED_CREATED_AT = 1_000_000_000.123456
-CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 """2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
+CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 NESTED_METADATA = {
     "source": "conformance",
     "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},

@@ -22,7 +22,7 @@ from lionmem._coercions import uuid_key
 from lionmem.conformance._values import same_value
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
-from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_adapter_manifest import Fidelity, MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -127,6 +127,13 @@ def declared_manifest(
     """
     dropped = behaviour.dropped_fields
     filters_work = not (behaviour.unsupported_filters or dropped)
+    search_fidelity: Fidelity
+    if behaviour.canonical_search_tags:
+        search_fidelity = "lossy"
+    elif dropped or behaviour.tagless_search_hits:
+        search_fidelity = "native_fields"
+    else:
+        search_fidelity = "full"
     return MemoryAdapterManifest(
         adapter=FAKE_ADAPTER,
         native_item_fields=frozenset(
@@ -139,13 +146,7 @@ def declared_manifest(
         supports_any_filter_key=filters_work and any_filter_key,
         search_consistency="eventual" if behaviour.eventual_search else "immediate",
         retrieve_fidelity="native_fields" if dropped else "full",
-        search_fidelity=(
-            "lossy"
-            if behaviour.canonical_search_tags
-            else "native_fields"
-            if dropped or behaviour.tagless_search_hits
-            else "full"
-        ),
+        search_fidelity=search_fidelity,
         search_returns_tags=not behaviour.tagless_search_hits,
         preserves_metadata=not dropped,
         search_semantics=(
