@@ -52,7 +52,7 @@ MALFORMED = "Malformed response (D4)"
 REFERENCE = "Reference search (lionmem profile)"
 
 UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
-"""Text whose case mapping is tricky, all in Unicode normal form C (as UNICODE_TAGS)."""
+"""Text whose case mapping is tricky, in Unicode normal form C like UNICODE_TAGS."""
 UNICODE_TAGS = ["alpha", "Beta", "ǅ", "\u00e9"]
 DECOMPOSED_TEXT = "cafe\u0301 A\u030angstro\u0308m \u1100\u1161"
 """Text not in normal form C (combining accents, Hangul jamo): a normalising store changes it."""
@@ -230,8 +230,8 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
         got = await ctx.retrieve_stored(item)
         if not same_value(got.content, content):
             msg = (
-                f"store() accepted content but retrieve() returned {mismatch(got.content, content)} "
-                f"({type(got.content).__name__}); ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
+                f"store() accepted content but retrieve() returned {type(got.content).__name__} "
+                f"{mismatch(got.content, content)}; ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
     return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
