@@ -9,6 +9,7 @@ A case never passes silently for lack of a precondition.
 from __future__ import annotations
 
 import inspect
+import unicodedata
 from collections.abc import Awaitable, Callable
 from uuid import UUID, uuid4
 
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from lionmem.conformance._context import Case, CaseContext, CaseFailed, CaseNotApplicable
 from lionmem.conformance._harness import CorruptsResponses, PlantsForeignRecords, RejectsWrites
 from lionmem.conformance._reference import reference_search_profile
-from lionmem.conformance._values import same_value, short
+from lionmem.conformance._values import mismatch, same_value, short
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
 from lionmem.protocol import ExternalMemoryStore, MemoryStore
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -51,9 +52,20 @@ MALFORMED = "Malformed response (D4)"
 REFERENCE = "Reference search (lionmem profile)"
 
 UNICODE_TEXT = "Zürich straße İstanbul ΟΔΟΣ ǅ 🦁 naïve"
+"""Text whose case mapping is tricky, in Unicode normal form C like UNICODE_TAGS."""
+UNICODE_TAGS = ["alpha", "Beta", "ǅ", "\u00e9"]
+DECOMPOSED_TEXT = "cafe\u0301 A\u030angstro\u0308m \u1100\u1161"
+"""Text not in normal form C (combining accents, Hangul jamo): a normalising store changes it."""
+DECOMPOSED_TAGS = ["e\u0301", "A\u030a"]
+DECOMPOSED = "text not in Unicode normal form C"
+"""What a store may refuse (ADR-0093 D3) of DECOMPOSED_TEXT and DECOMPOSED_TAGS."""
+BIG_INTS = [2**53 + 1, -(2**63) - 1, 2**64 + 1]
+"""One integer a double cannot hold, one beyond int64, one beyond uint64."""
+BIG_METADATA = {"big": BIG_INTS}
+"""Metadata an adapter may refuse (ADR-0093 D3), written apart from NESTED_METADATA."""
 FIXED_CREATED_AT = 1_000_000_000.123456
-CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 """2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
+CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 NESTED_METADATA = {
     "source": "conformance",
     "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},
@@ -64,6 +76,8 @@ NESTED_METADATA = {
 CONTENT_SHAPES: tuple[object, ...] = (
     {"k": [1, 2.5, None, True, "ǅ"], "n": {"deep": "x"}},
     [1, "two", {"three": None}],
+    *BIG_INTS,
+    {"big": BIG_INTS},
     0,
     -7,
     2.5,
@@ -72,6 +86,9 @@ CONTENT_SHAPES: tuple[object, ...] = (
     None,
     "",
 )
+
+
+_CANNOT_KEEP = "a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
 
 
 def case(name: str, row: str, summary: str) -> Callable[[Check], Check]:
@@ -176,22 +193,26 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
 @case(
     "retrieve_anchors",
     DIRECT,
-    "A stored id is retrievable at once, with id, content and tags exact.",
+    "A stored id is retrievable at once, with id, content and tags exact (text not in NFC exactly or refused).",
 )
 async def _retrieve_anchors(ctx: CaseContext) -> str | None:
-    item = ctx.item(content=UNICODE_TEXT, tags=["alpha", "Beta", "ǅ"])
+    item = ctx.item(content=UNICODE_TEXT, tags=UNICODE_TAGS)
     await ctx.store_item(item)
+    decomposed = ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS)
+    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
     # No make_search_index_visible(): direct retrieval never waits for the search index.
-    got = await ctx.retrieve_stored(item)
-    name = _first_difference(got, item, ("id", "content", "tags"))
-    if name is not None:
-        msg = (
-            f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
-            f"retrieve() returned {name}={short(getattr(got, name))} for stored "
-            f"{short(getattr(item, name))}; ADR-0093 D3: id, content and tags are anchors"
-        )
-        raise CaseFailed(msg)
-    return None
+    for stored in (item, decomposed) if accepted else (item,):
+        got = await ctx.retrieve_stored(stored)
+        name = _first_difference(got, stored, ("id", "content", "tags"))
+        if name is not None:
+            msg = (
+                f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
+                f"retrieve() returned {name}={mismatch(getattr(got, name), getattr(stored, name))}; "
+                "ADR-0093 D3: id, content and tags are anchors"
+                + (f", and {_CANNOT_KEEP}" if stored is decomposed else "")
+            )
+            raise CaseFailed(msg)
+    return None if accepted else f"{DECOMPOSED} refused (ADR-0093 D3)"
 
 
 @case(
@@ -203,20 +224,14 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
     accepted = 0
     for content in CONTENT_SHAPES:
         item = ctx.item(content=content)
-        try:
-            await ctx.store.store(item)
-        except MemoryAdapterError:
+        if not await ctx.store_unless_refused(item, f"content {short(content)}"):
             continue  # D3: a value the adapter cannot represent is refused before transport.
-        except Exception as exc:
-            msg = f"store() of content {short(content)} raised {type(exc).__name__}: {exc}"
-            raise CaseFailed(msg) from exc
         accepted += 1
         got = await ctx.retrieve_stored(item)
         if not same_value(got.content, content):
             msg = (
-                f"store() accepted content {short(content)} but retrieve() returned "
-                f"{short(got.content)} ({type(got.content).__name__}); ADR-0093 D3: content is an "
-                "anchor, so a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
+                f"store() accepted content but retrieve() returned {type(got.content).__name__} "
+                f"{mismatch(got.content, content)}; ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
     return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
@@ -561,21 +576,36 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
 @case(
     "search_hit_tags",
     TAGS,
-    "Search hits carry the stored tags when the manifest says search_returns_tags.",
+    "Search hits carry the stored tags when the manifest says search_returns_tags: as stored "
+    "(order and duplicates kept) unless search_fidelity='lossy' (then as a set, up to NFC).",
 )
 async def _search_hit_tags(ctx: CaseContext) -> str | None:
-    if not ctx.manifest.search_returns_tags:
+    manifest = ctx.manifest
+    if not manifest.search_returns_tags:
         msg = "the manifest declares search_returns_tags=False (hits may omit tags)"
         raise CaseNotApplicable(msg)
-    item = ctx.item(tags=["alpha", "Beta", "ǅ"])
-    await ctx.store_items(item)
-    hit = await _find_hit(ctx, item)
-    if set(hit.tags) != set(item.tags):
-        msg = (
-            f"manifest claims {ctx.claim('search_returns_tags')}, but the search hit carried "
-            f"tags {hit.tags!r} for stored tags {item.tags!r}"
+    item = ctx.item(tags=[*UNICODE_TAGS, "alpha"])
+    await ctx.store_item(item)
+    decomposed = ctx.item(tags=DECOMPOSED_TAGS)
+    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
+    await ctx.harness.make_search_index_visible()
+    lossy = manifest.search_fidelity == "lossy"
+    for stored in (item, decomposed) if accepted else (item,):
+        hit = await _find_hit(ctx, stored)
+        # Lossy hits may reorder, drop duplicates or normalise to NFC; others return the stored list.
+        same = (
+            _nfc_set(hit.tags) == _nfc_set(stored.tags)
+            if lossy
+            else same_value(hit.tags, stored.tags)
         )
-        raise CaseFailed(msg)
+        if not same:
+            msg = (
+                f"manifest claims {ctx.claim('search_returns_tags')} with "
+                f"{ctx.claim('search_fidelity')}, but the search hit carried tags "
+                f"{mismatch(hit.tags, stored.tags)}"
+                + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
+            )
+            raise CaseFailed(msg)
     return None
 
 
@@ -601,6 +631,10 @@ async def _tag_search_selects(ctx: CaseContext) -> str | None:
     return None
 
 
+def _nfc_set(tags: list[str]) -> set[str]:
+    return {unicodedata.normalize("NFC", tag) for tag in tags}
+
+
 async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
     hits = [hit for hit in await ctx.search(MemoryQuery()) if hit.id == item.id]
     if not hits:
@@ -618,7 +652,7 @@ async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
 @case(
     "metadata_round_trip",
     METADATA,
-    "With preserves_metadata, nested metadata comes back exactly on retrieve.",
+    "With preserves_metadata, nested metadata comes back exactly on retrieve (big integers exactly or refused).",
 )
 async def _metadata_round_trip(ctx: CaseContext) -> str | None:
     if not ctx.manifest.preserves_metadata:
@@ -626,40 +660,64 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
         raise CaseNotApplicable(msg)
     item = ctx.item(metadata=NESTED_METADATA)
     await ctx.store_item(item)
-    got = await ctx.retrieve_stored(item)
-    if not same_value(got.metadata, NESTED_METADATA):
-        msg = (
-            f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned metadata "
-            f"{short(got.metadata)} for stored {short(NESTED_METADATA)}"
-        )
-        raise CaseFailed(msg)
-    return None
+    big = ctx.item(metadata=BIG_METADATA)
+    accepted = await ctx.store_unless_refused(big, f"metadata {short(BIG_METADATA)}")
+    for stored in (item, big) if accepted else (item,):
+        got = await ctx.retrieve_stored(stored)
+        if not same_value(got.metadata, stored.metadata):
+            msg = (
+                f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
+                f"metadata {mismatch(got.metadata, stored.metadata)}"
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is big else "")
+            )
+            raise CaseFailed(msg)
+    return None if accepted else f"metadata {short(BIG_METADATA)} refused (ADR-0093 D3)"
 
 
 @case(
     "search_hit_fidelity",
     METADATA,
-    "With search_fidelity='full', a search hit equals the stored item in every field.",
+    "With search_fidelity='full' a search hit equals the stored item in every field; with "
+    "'native_fields', in every native field (tags only when search_returns_tags).",
 )
 async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
-    if ctx.manifest.search_fidelity != "full":
+    manifest = ctx.manifest
+    if manifest.search_fidelity == "lossy":
         msg = f"the manifest declares {ctx.claim('search_fidelity')}"
         raise CaseNotApplicable(msg)
+    # Under 'full' every field is native, tags are returned and metadata preserved (D1 coherence);
+    # under 'native_fields' tag presence is search_returns_tags's claim, exact metadata preserves_metadata's.
+    names = tuple(
+        name
+        for name in ("id", "created_at", "metadata", "content", "tags")
+        if name in manifest.native_item_fields
+        and (name != "tags" or manifest.search_returns_tags)
+        and (name != "metadata" or manifest.preserves_metadata)
+    )
     item = ctx.item(
         content={"text": UNICODE_TEXT},
         tags=["alpha", "Beta", "alpha"],
         metadata=NESTED_METADATA,
         created_at=FIXED_CREATED_AT,
     )
-    await ctx.store_items(item)
-    hit = await _find_hit(ctx, item)
-    name = _first_difference(hit, item, ("id", "created_at", "metadata", "content", "tags"))
-    if name is not None:
-        msg = (
-            f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
-            f"{name}={short(getattr(hit, name))} for stored {short(getattr(item, name))}"
-        )
-        raise CaseFailed(msg)
+    await ctx.store_item(item)
+    # Values a store may refuse (ADR-0093 D3), each in a write of its own.
+    refusable = (
+        (ctx.item(metadata=BIG_METADATA), f"metadata {short(BIG_METADATA)}"),
+        (ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS), DECOMPOSED),
+    )
+    kept = [other for other, what in refusable if await ctx.store_unless_refused(other, what)]
+    await ctx.harness.make_search_index_visible()
+    for stored in (item, *kept):
+        hit = await _find_hit(ctx, stored)
+        name = _first_difference(hit, stored, names)
+        if name is not None:
+            msg = (
+                f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
+                f"{name}={mismatch(getattr(hit, name), getattr(stored, name))}"
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
+            )
+            raise CaseFailed(msg)
     return None
 
 

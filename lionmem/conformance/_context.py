@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from lionmem.conformance._values import short
+from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 
@@ -94,6 +95,21 @@ class CaseContext:
         except Exception as exc:
             msg = f"store() of an ordinary item raised {type(exc).__name__}: {exc}"
             raise CaseFailed(msg) from exc
+
+    async def store_unless_refused(self, item: MemoryItem, what: str) -> bool:
+        """Store ``item``; ``False`` if refused with MemoryAdapterError, any other exception fails.
+
+        ADR-0093 D3 lets an adapter refuse a value it cannot represent (``what`` names it), so a
+        case storing such a value accepts the refusal and checks only a value the store took.
+        """
+        try:
+            await self.store.store(item)
+        except MemoryAdapterError:
+            return False
+        except Exception as exc:
+            msg = f"store() of {what} raised {type(exc).__name__}: {exc}"
+            raise CaseFailed(msg) from exc
+        return True
 
     async def store_items(self, *items: MemoryItem) -> None:
         """Store each item in order, then make the search index visible."""

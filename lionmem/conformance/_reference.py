@@ -2,13 +2,15 @@
 
 For ``examples`` random examples (seeded, so a failure repeats with the same seed), the profile
 stores random items in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
-replacements happen; mixed content types; unicode whose lowering is tricky; duplicate and empty
-tags; metadata with ``None``, ``1``, ``1.0`` and ``True``), makes the index visible, and compares
-the ids, in order, of random queries (text ``None``/``""``/substrings with changed case/absent
-needles, tags ``None``/``[]``/subsets, filters on accepted keys only, with ``None``, ``1``,
-``1.0``, ``True``, and non-negative limits). A write the adapter refuses with
-``MemoryAdapterError`` (ADR-0093 D3 permits that for values it cannot represent) is left out of
-the reference too.
+replacements happen; mixed content types; unicode whose lowering is tricky, and decomposed beside
+precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0``, ``True`` and
+lists and objects that are equal in Python but differ as JSON text, such as ``[1.0, 2]`` and
+``[1, 2]`` or ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}``), makes the index visible, and compares
+the ids, in order, of random queries (text ``None``/``""``/absent needles/substrings with changed
+case of any write's text, replaced ones too; tags ``None``/``[]``/subsets; filters on accepted keys
+only, mostly with values equal to a stored item's but written differently; non-negative limits).
+A write the adapter refuses with ``MemoryAdapterError`` (ADR-0093 D3 permits that for values it
+cannot represent) is left out of the reference, and no query is aimed at it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from lionmem.conformance._context import CaseContext, CaseFailed, CaseNotApplicable
-from lionmem.conformance._values import short
+from lionmem.conformance._values import same_value, short
 from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -36,10 +38,30 @@ UNFILTERED_KEYS = ("other", "Ünïcode")
 TEXT_PIECES = (
     "alpha", "Beta", "GAMMA", "straße", "STRASSE", "İstanbul", "\u0131i", "ΟΔΟΣ", "οδος", "ς", "Σ",
     "ǅ", "ǆ", "Ǆ", "🦁", "naïve", " ", "1", "10", "none", "true",
+    "caf\u00e9", "cafe\u0301", "nai\u0308ve", "e\u0301", "A\u030angstro\u0308m", "\u1100\u1161\u11a8",
 )  # fmt: skip
-TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ")
-VALUE_POOL: tuple[Any, ...] = (None, 1, 1.0, True, 0, False, "1", "x", "", [1, 2], {"k": 1})
+"""Words whose lowering is tricky, and precomposed beside decomposed text (Unicode normalisation)."""
+TAG_POOL = ("a", "b", "A", "", "ǅ", "tag one", "İ", "\u00e9", "e\u0301")
+EQUAL_VALUES: tuple[tuple[Any, ...], ...] = (
+    (None,), ("1",), ("x",), ("",), (1, 1.0, True), (0, False),
+    ([1, 2], [1.0, 2]), ([True], [1]), ({"k": 1}, {"k": 1.0}),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"n": [{"k": True}]}, {"n": [{"k": 1}]}),
+)  # fmt: skip
+"""Metadata and filter values, in groups equal under ``==`` whose members differ as JSON text."""
 LIMITS = (0, 1, 2, 3, 5, 20, 1000)
+
+
+def _value(rng: random.Random) -> Any:
+    return rng.choice(rng.choice(EQUAL_VALUES))
+
+
+def _filter_value(rng: random.Random, metadata: dict[str, Any], key: str) -> Any:
+    """Return mostly a value equal to ``metadata[key]`` with another JSON text, else a random one."""
+    if key not in metadata or rng.random() < 0.2:
+        return _value(rng)
+    value = metadata[key]
+    group = next(group for group in EQUAL_VALUES if value in group)
+    return rng.choice([twin for twin in group if not same_value(twin, value)] or group)
 
 
 def _text(rng: random.Random) -> str:
@@ -63,7 +85,7 @@ def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
     ids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(max(1, count * 2 // 3))]
     items = []
     for _ in range(count):
-        metadata = {key: rng.choice(VALUE_POOL) for key in keys if rng.random() < 0.5}
+        metadata = {key: _value(rng) for key in keys if rng.random() < 0.5}
         items.append(
             MemoryItem(
                 id=rng.choice(ids),
@@ -83,6 +105,7 @@ def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
     if roll < 0.35:
         return ""
     if roll < 0.8 and items:
+        # Any write, replaced ones too: a needle only a replaced text holds catches a stale index.
         text = str(rng.choice(items).content) or " "
         start = rng.randrange(len(text))
         piece = text[start : start + rng.randint(1, 6)]
@@ -93,7 +116,13 @@ def _needle(rng: random.Random, items: list[MemoryItem]) -> str | None:
 def random_query(
     rng: random.Random, items: list[MemoryItem], filter_keys: tuple[str, ...]
 ) -> MemoryQuery:
-    """Return a random query with non-negative limit, filtering only on ``filter_keys``."""
+    """Return a random query with non-negative limit, filtering only on ``filter_keys``.
+
+    ``items`` are the writes both stores took, in order. The text is often a piece of one of them;
+    filters, when there are some, are usually aimed at one item the stores hold: values equal to
+    its metadata but written differently (``1.0`` for ``1``, ``{"b": 2, "a": 1}`` for ``{"a": 1, "b": 2}``).
+    """
+    live = list({item.id: item for item in items}.values())  # the last write of each id
     tags: list[str] | None = None
     roll = rng.random()
     if roll < 0.2:
@@ -104,7 +133,9 @@ def random_query(
     roll = rng.random()
     if filter_keys and roll < 0.45:
         chosen = rng.sample(filter_keys, rng.randint(1, min(2, len(filter_keys))))
-        filters = {key: rng.choice(VALUE_POOL) for key in chosen}
+        aimed = [item for item in live if not set(chosen).isdisjoint(item.metadata)]
+        metadata = rng.choice(aimed).metadata if aimed else {}
+        filters = {key: _filter_value(rng, metadata, key) for key in chosen}
     elif roll < 0.55:
         filters = {}
     return MemoryQuery(
@@ -136,6 +167,7 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
         store = await ctx.new_store()
         reference: MemoryStore = InMemoryStore()
         items = random_items(rng, metadata_keys)
+        written: list[MemoryItem] = []
         for item in items:
             try:
                 await store.store(item.model_copy(deep=True))
@@ -143,10 +175,11 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
                 refused += 1
                 continue
             await reference.store(item)
-            accepted += 1
+            written.append(item)
+        accepted += len(written)
         await ctx.harness.make_search_index_visible()
         for _ in range(QUERIES_PER_EXAMPLE):
-            query = random_query(rng, items, filter_keys)
+            query = random_query(rng, written, filter_keys)
             queries += 1
             expected = [hit.id for hit in await reference.search(query)]
             got = await ctx.search_ids(query)

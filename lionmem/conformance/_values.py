@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import reprlib
+import unicodedata
 from typing import Any
 
-__all__ = ["same_value", "short"]
+__all__ = ["mismatch", "same_value", "short"]
 
 _REPR = reprlib.Repr()
 _REPR.maxstring = 60
@@ -35,3 +36,17 @@ def same_value(left: Any, right: Any) -> bool:
 def short(value: Any) -> str:
     """Return a bounded ``repr`` of ``value`` for a failure message."""
     return _REPR.repr(value)
+
+
+def mismatch(got: Any, stored: Any) -> str:
+    """Return ``"<got> for stored <stored>"``, bounded, telling apart two values that print alike.
+
+    Text differing only in Unicode normalisation (``'\u00e9'`` and ``'e\u0301'``) prints the same,
+    as do values cut short at the same place: then both are shown in full with ``ascii()`` too.
+    """
+    shown, kept = short(got), short(stored)
+    text = f"{shown} for stored {kept}"
+    if unicodedata.normalize("NFC", shown) != unicodedata.normalize("NFC", kept):
+        return text
+    note = "they differ only in Unicode normalisation" if shown != kept else "in full"
+    return f"{text} ({note}: {got!a} and {stored!a})"

@@ -5,7 +5,7 @@ exceptions, failures, refusals, malformed payloads, late indexing). ``FakeMemory
 ``ExternalMemoryStore`` over it, shaped as a real adapter: it validates before any I/O, runs the
 query guard, maps native errors onto lionmem's stable errors (chained) and projects records into
 new ``MemoryItem`` objects. ``FakeHarness`` gives the conformance suite control over the service.
-Each switch of ``FakeBehaviour`` breaks one manifest claim: five are honest differences an
+Each switch of ``FakeBehaviour`` breaks one manifest claim: seven are honest differences an
 adapter may declare (``declared_manifest``), the others defects no manifest can declare; a
 manifest claiming the opposite of a switch fails the suite with a message naming the claim.
 """
@@ -13,6 +13,7 @@ manifest claiming the opposite of a switch fails the suite with a message naming
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 from uuid import UUID, uuid4
@@ -21,7 +22,7 @@ from lionmem._coercions import uuid_key
 from lionmem.conformance._values import same_value
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
-from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
+from lionmem_models.memory_adapter_manifest import Fidelity, MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -60,6 +61,10 @@ class FakeBehaviour:
     """Search hits come back without tags. Declared: search_returns_tags=False."""
     reversed_search_order: bool = False
     """Search returns newest first. Declared: search_semantics='backend-defined'."""
+    json_text_filters: bool = False
+    """Filters compare lists and objects as JSON text. Declared: search_semantics='backend-defined'."""
+    canonical_search_tags: bool = False
+    """Search hits carry their tags sorted, without duplicates. Declared: search_fidelity='lossy'."""
     # -- Defects: no manifest can declare these; a fake with one of them is always lying --
     misses: bool = False
     """Identity lookup misses: retrieve() returns None for stored ids."""
@@ -83,6 +88,10 @@ class FakeBehaviour:
     """store() returns the service's string id instead of the item's UUID."""
     unstable_manifest: bool = False
     """The manifest changes once the adapter has been used (a capability downgrade mid-life)."""
+    big_ints_as_doubles: bool = False
+    """The service keeps numbers as doubles: integers beyond 2**53 come back as floats, unrefused."""
+    normalised_text: bool = False
+    """The service NFC-normalises content and tags: a decomposed 'e\\u0301' comes back as 'é'."""
 
     @classmethod
     def switches(cls) -> tuple[str, ...]:
@@ -101,6 +110,8 @@ DECLARABLE = frozenset(
         "dropped_fields",
         "tagless_search_hits",
         "reversed_search_order",
+        "json_text_filters",
+        "canonical_search_tags",
     }
 )
 """The switches an honest manifest can declare; every other switch is a defect."""
@@ -116,6 +127,13 @@ def declared_manifest(
     """
     dropped = behaviour.dropped_fields
     filters_work = not (behaviour.unsupported_filters or dropped)
+    search_fidelity: Fidelity
+    if behaviour.canonical_search_tags:
+        search_fidelity = "lossy"
+    elif dropped or behaviour.tagless_search_hits:
+        search_fidelity = "native_fields"
+    else:
+        search_fidelity = "full"
     return MemoryAdapterManifest(
         adapter=FAKE_ADAPTER,
         native_item_fields=frozenset(
@@ -128,10 +146,14 @@ def declared_manifest(
         supports_any_filter_key=filters_work and any_filter_key,
         search_consistency="eventual" if behaviour.eventual_search else "immediate",
         retrieve_fidelity="native_fields" if dropped else "full",
-        search_fidelity="native_fields" if dropped or behaviour.tagless_search_hits else "full",
+        search_fidelity=search_fidelity,
         search_returns_tags=not behaviour.tagless_search_hits,
         preserves_metadata=not dropped,
-        search_semantics="backend-defined" if behaviour.reversed_search_order else "reference",
+        search_semantics=(
+            "backend-defined"
+            if behaviour.reversed_search_order or behaviour.json_text_filters
+            else "reference"
+        ),
     )
 
 
@@ -186,8 +208,12 @@ class FakeService:
             raise FakeServiceRefused(msg)
         if self.malformed:
             return {"status": "ok"}  # an acknowledgement without the identity
-        kept = json.loads(json.dumps(record))
-        if self.behaviour.dropped_fields:
+        lie = self.behaviour
+        kept = json.loads(json.dumps(record), parse_int=_double if lie.big_ints_as_doubles else int)
+        if lie.normalised_text:
+            kept["content"] = _nfc(kept["content"])
+            kept["tags"] = [_nfc(tag) for tag in kept["tags"]]
+        if lie.dropped_fields:
             kept.pop("created_at", None)
             kept.pop("metadata", None)
         self.records[kept["id"]] = kept
@@ -220,20 +246,46 @@ class FakeService:
                 continue
             if filters and not self.behaviour.unsupported_filters:
                 metadata = record.get("metadata", {})
-                if not all(metadata.get(key) == value for key, value in filters.items()):
+                if not all(self._equal(metadata.get(key), value) for key, value in filters.items()):
                     continue
             hit = json.loads(json.dumps(record))
             if self.behaviour.tagless_search_hits:
                 del hit["tags"]
+            elif self.behaviour.canonical_search_tags:
+                hit["tags"] = sorted(set(hit["tags"]))
             hits.append(hit)
         if self.behaviour.reversed_search_order:
             hits.reverse()
         return hits[:limit]
 
+    def _equal(self, stored: Any, wanted: Any) -> bool:
+        """Filter equality: Python's ``==``; lists and objects as JSON text with json_text_filters."""
+        both_containers = isinstance(stored, list | dict) and isinstance(wanted, list | dict)
+        if self.behaviour.json_text_filters and both_containers:
+            return json.dumps(stored) == json.dumps(wanted)
+        return bool(stored == wanted)
+
     def plant(self, record: Record) -> None:
         """Add a record as-is (e.g. of another kind), visible to every operation."""
         self.records[record["id"]] = record
         self.index[record["id"]] = record
+
+
+def _double(text: str) -> int | float:
+    """The big_ints_as_doubles defect: an integer beyond a double's exact range becomes a float."""
+    number = int(text)
+    return number if abs(number) < 2**53 else float(number)
+
+
+def _nfc(value: Any) -> Any:
+    """The normalised_text defect: every string in ``value`` in Unicode normal form C."""
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, list):
+        return [_nfc(element) for element in value]
+    if isinstance(value, dict):
+        return {_nfc(key): _nfc(element) for key, element in value.items()}
+    return value
 
 
 def _wire(name: str, value: Any) -> Any:

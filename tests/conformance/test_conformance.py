@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from pydantic import ValidationError
@@ -27,6 +28,7 @@ from lionmem.conformance import (
     run,
     run_case,
 )
+from lionmem.conformance._reference import random_query
 from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeService
 
 D2_ROWS = {
@@ -254,6 +256,30 @@ def test_profile_failure_names_the_seed_to_repeat() -> None:
     result = asyncio.run(run_case(lying, "reference_search_profile", seed=11))
     assert (result.reason or "").endswith(
         "repeat with run(harness, seed=11, cases=['reference_search_profile'])"
+    )
+
+
+def test_profile_query_text_comes_from_replaced_writes_too() -> None:
+    """Query text is cut from every write, so an index still holding a replaced text shows."""
+    item_id = uuid4()
+    writes = [MemoryItem(id=item_id, content="qqqq"), MemoryItem(id=item_id, content=7)]
+    rng = random.Random(DEFAULT_SEED)
+    needles = [random_query(rng, writes, ()).text for _ in range(50)]
+    assert any("q" in needle.lower() for needle in needles if needle)
+
+
+def test_failure_tells_apart_text_that_differs_only_in_normalisation() -> None:
+    """Values that print alike are shown with ascii() too, saying how they differ."""
+    lying = FakeHarness(FakeBehaviour(normalised_text=True), manifest=FakeHarness().manifest)
+    result = asyncio.run(run_case(lying, "retrieve_anchors"))
+    assert result.reason == (
+        "manifest lists 'content' as native (retrieve_fidelity='full'), but retrieve() returned "
+        "content='caf\u00e9 \u00c5ngstr\u00f6m \uac00' for stored "
+        "'cafe\u0301 A\u030angstro\u0308m \u1100\u1161' (they differ only in Unicode "
+        "normalisation: 'caf\\xe9 \\xc5ngstr\\xf6m \\uac00' and "
+        "'cafe\\u0301 A\\u030angstro\\u0308m \\u1100\\u1161'); ADR-0093 D3: id, content and "
+        "tags are anchors, and a value the adapter cannot keep exactly must be refused with "
+        "MemoryAdapterError"
     )
 
 
