@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Self, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, Self, cast
 
 from lionmem.cli._errors import missing, require_extra
 from lionmem_models.memory_item import MemoryItem
@@ -298,9 +298,12 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
         )
         for item in items
     ]
-    # Every cell is cut to a width computed here, so the table is one line per item with whole
-    # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
-    # is shown only where there is room; tags give way to the content.
+    # Every cell is cut to a width computed here, so the table is one line per item that fits the
+    # terminal (rich's own shrinking would cut the ids first). The creation date is shown only
+    # where there is room; tags give way to the content. The ids are whole at any width: on a
+    # terminal too narrow for an id and a cell of content, rich narrows the content, and crops it
+    # where stdout's encoding has no ``…`` (rich's would be written as its escape, six cells
+    # where rich counted one).
     width: int = console.width - 1
     needed = max([len("tags")] + [cell_len(row[2]) for row in rows])
     fixed = {"id": _ID_WIDTH, "created": _DATE_WIDTH}
@@ -315,10 +318,16 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     if room() < _MIN_CONTENT:
         columns.remove("tags")
     tags_width = fixed["tags"]
-    content_width = max(8, min(_CONTENT_WIDTH, room()))
+    content_width = max(1, min(_CONTENT_WIDTH, room()))
+    overflow: Literal["ellipsis", "crop"] = (
+        "ellipsis" if _encodes("\u2026", sys.stdout.encoding) else "crop"
+    )
     table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
     for name in columns:
-        table.add_column(name, no_wrap=True)
+        if name == "id":
+            table.add_column(name, no_wrap=True, min_width=_ID_WIDTH)
+        else:
+            table.add_column(name, no_wrap=True, overflow=overflow)
     for item_id, created, tags, content in rows:
         cells = {
             "id": item_id,
@@ -348,7 +357,7 @@ def _cut(text: str, width: int) -> Any:
         cut.truncate(width, overflow="ellipsis")
     elif cut.cell_len > width:
         cut.truncate(max(width - len(_DOTS), 0), overflow="crop")
-        cut.append(_DOTS)
+        cut.append(_DOTS[:width])
     return cut
 
 

@@ -604,8 +604,10 @@ def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Pa
 
 def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: Path) -> None:
     """On an ASCII terminal, the table's columns are measured with the escapes (each row's
-    content starts under the header's, a cut ends in ``...``), and what ``get`` shows as JSON
-    uses JSON's escapes, so it parses back to the stored value."""
+    content starts under the header's, a cut ends in ``...``; on a terminal too narrow for an
+    id and 8 cells of content, the ids are whole and the content cropped, no line wider than the
+    terminal), and what ``get`` shows as JSON uses JSON's escapes, so it parses back to the
+    stored value."""
     long_text = "ö" + "x" * 120
     for args in (
         ["grüße", "--tag", "ü"],
@@ -613,7 +615,7 @@ def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: 
         ["--json", '{"k": "ü→😀"}', "--tag", "ä", "--meta", 'x="é"'],
     ):
         assert lionmem("add", *args, cwd=tmp_path).status == 0
-    *_, last = _items(lionmem("search", cwd=tmp_path).stdout)
+    *_, last = found = _items(lionmem("search", cwd=tmp_path).stdout)
     ascii_env = clean_env(PYTHONIOENCODING="ascii")
     table = on_terminal("search", cwd=tmp_path, columns=100, env=ascii_env)
     header, *rows, count = table.stdout.splitlines()
@@ -628,6 +630,13 @@ def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: 
             ("a", "\\xf6" + "x" * 34 + "..."),
             ("\\xe4", '{"k": "\\u00fc\\u2192\\ud83d\\ude00"}'),
         ],
+    )
+    narrow = on_terminal("search", cwd=tmp_path, columns=40, env=ascii_env).stdout.splitlines()
+    # 40 cells: the id, its gap and one cell of content, the dots cut to it, without the padding
+    # after the last column; the header cropped to the cells left.
+    assert (narrow, max(map(len, narrow))) == (
+        ["id" + " " * 36 + "co", *(f"{item['id']}  . " for item in found), "3 items"],
+        40,
     )
     shown = on_terminal("get", last["id"], cwd=tmp_path, columns=100, env=ascii_env)
     fields = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}
