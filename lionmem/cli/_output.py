@@ -16,6 +16,7 @@ encoding as that byte.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import errno
 import json
@@ -294,7 +295,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             str(item.id),
             _created(item.created_at),
             _one_line(", ".join(item.tags)),
-            _one_line(item.content if isinstance(item.content, str) else _json_text(item.content)),
+            *_content_line(item.content),
         )
         for item in items
     ]
@@ -305,7 +306,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     # where stdout's encoding has no ``…`` (rich's would be written as its escape, six cells
     # where rich counted one).
     width: int = console.width - 1
-    needed = max([len("tags")] + [cell_len(row[2]) for row in rows])
+    needed = max([len("tags")] + [cell_len(writable(visible(row[2]))) for row in rows])
     fixed = {"id": _ID_WIDTH, "created": _DATE_WIDTH}
     fixed["tags"] = min(_TAGS_WIDTH, needed, max(4, (width - _ID_WIDTH - 3 * _GAP) // 3))
     columns = ["id", "created", "tags", "content"]
@@ -328,12 +329,12 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             table.add_column(name, no_wrap=True, min_width=_ID_WIDTH)
         else:
             table.add_column(name, no_wrap=True, overflow=overflow)
-    for item_id, created, tags, content in rows:
+    for item_id, created, tags, content, json_content in rows:
         cells = {
             "id": item_id,
             "created": created,
             "tags": _cut(tags, tags_width),
-            "content": _cut(content, content_width),
+            "content": _cut(content, content_width, json_text=json_content),
         }
         table.add_row(*(cells[name] for name in columns))
     if rows:
@@ -343,25 +344,49 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 
 
 def _one_line(text: str) -> str:
-    """``text`` on one line (every run of white space one space), safe to show."""
-    return writable(visible(" ".join(text.split())))  # JSON text is escaped already: left as it is
+    """``text`` on one line: every run of white space one space."""
+    return " ".join(text.split())
 
 
-def _cut(text: str, width: int) -> Any:
-    """``text`` (one line) cut to ``width`` terminal cells (a CJK character takes two), ending
-    in an ellipsis, ``...`` where stdout's encoding has no ``…``."""
-    from rich.text import Text
-
-    cut = Text(text, no_wrap=True)
-    if _encodes("\u2026", sys.stdout.encoding):
-        cut.truncate(width, overflow="ellipsis")
-    elif cut.cell_len > width:
-        cut.truncate(max(width - len(_DOTS), 0), overflow="crop")
-        cut.append(_DOTS[:width])
-    return cut
+def _content_line(content: Any) -> tuple[str, bool]:
+    """``content`` as one line, and whether that is JSON text: text content as ``_one_line``
+    gives it, any other as JSON text (one line, its strings as stored)."""
+    if isinstance(content, str):
+        return _one_line(content), False
+    return json.dumps(content, ensure_ascii=False), True
 
 
 _DOTS = "..."
+
+
+def _shown_as(character: str, *, json_text: bool) -> str:
+    """``character`` as a table shows it: as ``visible`` and ``writable`` write it, in their
+    JSON forms in JSON text."""
+    if json_text:
+        return writable(visible_json(character), json_text=True)
+    return writable(visible(character))
+
+
+def _cut(text: str, width: int, *, json_text: bool = False) -> Any:
+    """``text`` (one line, ``json_text`` if JSON text) as shown, cut to ``width`` terminal cells
+    (a CJK character takes two, an escape one a character) between two of its characters, so
+    no escape is cut in half, ending in an ellipsis, ``...`` where stdout's encoding has no
+    ``…``."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    shown: list[str] = []
+    ends = [0]  # ends[n]: the cells the first n characters take as shown
+    for character in text:
+        shown.append(_shown_as(character, json_text=json_text))
+        ends.append(ends[-1] + cell_len(shown[-1]))
+        if ends[-1] > width:
+            break
+    else:
+        return Text("".join(shown), no_wrap=True)
+    dots = "\u2026" if _encodes("\u2026", sys.stdout.encoding) else _DOTS[:width]
+    kept = bisect.bisect_right(ends, max(width - cell_len(dots), 0)) - 1
+    return Text("".join(shown[:kept]) + dots, no_wrap=True)
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:

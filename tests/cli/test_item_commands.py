@@ -602,6 +602,32 @@ def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Pa
     )
 
 
+def test_a_cut_keeps_each_escape_whole(tmp_path: Path) -> None:
+    """A cell is cut between the characters of the stored text, each as wide as its escape:
+    no escape of an ASCII terminal (``\\u65e5``) or of a hidden character is cut in half."""
+    for args in (
+        ["日本語のテキスト" * 4, "--tag", "日本語です"],
+        ["--json", '{"k": "\u200b日本語のテキスト"}', "--tag", "a"],
+    ):
+        assert lionmem("add", *args, cwd=tmp_path).status == 0
+    table = on_terminal(
+        "search", cwd=tmp_path, columns=100, env=clean_env(PYTHONIOENCODING="ascii")
+    )
+    header, *rows, count = table.stdout.splitlines()
+    tags_at, content_at = header.index("tags"), header.index("content")
+    cells = [(line[tags_at:content_at].rstrip(), line[content_at:].rstrip()) for line in rows]
+    # The tags column is 19 cells (a third of what the id leaves), the content 26 (what is left):
+    # each escape takes 6, the dots 3.
+    assert (table.status, count, cells) == (
+        0,
+        "2 items",
+        [
+            ("\\u65e5\\u672c...", "\\u65e5\\u672c\\u8a9e..."),
+            ("a", '{"k": "\\u200b\\u65e5...'),
+        ],
+    )
+
+
 def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: Path) -> None:
     """On an ASCII terminal, the table's columns are measured with the escapes (each row's
     content starts under the header's, a cut ends in ``...``; on a terminal too narrow for an
