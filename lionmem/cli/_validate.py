@@ -86,8 +86,58 @@ def _offsets(text: str, paths: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...
 
 
 class _Unread(int):
-    """An integer with more digits than Python reads (``sys.get_int_max_str_digits()``), read
-    as 0 so the rest of its document is checked; the problem is its own."""
+    """An integer with more digits than Python reads (``sys.get_int_max_str_digits()``), kept
+    as its literal so the rest of its document is checked; the problem is its own.
+
+    It is an int (the schema's ``type: integer`` holds), never read: it equals, hashes and shows
+    (``<an integer of 5000 digits>``) as the integer it writes, and orders as it: its value is
+    10 to the power of the limit, with its sign, beyond every number Python read. So the
+    problems of the values around it (a ``uniqueItems``, a ``const``, a root of another type)
+    are true of the document.
+    """
+
+    literal: str
+
+    def __new__(cls, literal: str) -> _Unread:
+        negative = literal.startswith("-")
+        unread = super().__new__(cls, (-1 if negative else 1) * 10 ** sys.get_int_max_str_digits())
+        unread.literal = literal
+        return unread
+
+    def __repr__(self) -> str:
+        sign = "a negative" if self.literal.startswith("-") else "an"
+        return f"<{sign} integer of {len(self.literal.lstrip('-'))} digits>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unread) and other.literal == self.literal  # no leading zeros
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.literal)
+
+    def _key(self) -> tuple[int, int, str]:
+        """A key that orders these integers as their values: sign, then length, then digits."""
+        digits = self.literal.lstrip("-")
+        if self.literal.startswith("-"):  # the longer, the smaller; digits compared inverted
+            return (-1, -len(digits), digits.translate(_INVERTED))
+        return (1, len(digits), digits)
+
+    def __lt__(self, other: float) -> bool:
+        return self._key() < other._key() if isinstance(other, _Unread) else int(self) < other
+
+    def __le__(self, other: float) -> bool:
+        return self._key() <= other._key() if isinstance(other, _Unread) else int(self) <= other
+
+    def __gt__(self, other: float) -> bool:
+        return self._key() > other._key() if isinstance(other, _Unread) else int(self) > other
+
+    def __ge__(self, other: float) -> bool:
+        return self._key() >= other._key() if isinstance(other, _Unread) else int(self) >= other
+
+
+_INVERTED = str.maketrans("0123456789", "9876543210")
 
 
 def _read_int(literal: str) -> int:
@@ -95,7 +145,7 @@ def _read_int(literal: str) -> int:
     try:
         return int(literal)
     except ValueError:
-        return _Unread()
+        return _Unread(literal)
 
 
 _DECODER = json.JSONDecoder(parse_int=_read_int)

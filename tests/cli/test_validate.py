@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -501,6 +502,58 @@ def test_an_integer_too_long_for_python_is_a_problem_where_it_stands(tmp_path: P
             "big.json: 1 document, 1 invalid (memory_item)",
         ],
     )
+
+
+def test_an_integer_too_long_for_python_is_itself_in_the_problems_around_it(
+    tmp_path: Path,
+) -> None:
+    """Around an integer too long to read, the problems are true of the integer written: it
+    is named by its length, and equal only to the same integer (for ``uniqueItems``)."""
+    ones, twos = "1" * 5000, "2" * 5000
+    (tmp_path / "root.jsonl").write_text(f"[{ones}]\n")
+    (tmp_path / "filters.jsonl").write_text(
+        f'{{"supported_filters": [{ones}, {twos}]}}\n{{"supported_filters": [{ones}, 0, {ones}]}}\n'
+    )
+    root = lionmem("validate", "root.jsonl", cwd=tmp_path)
+    filters = lionmem(
+        "validate", "filters.jsonl", "--schema", "memory_adapter_manifest", cwd=tmp_path
+    )
+    unread = "an integer of 5000 digits is more than Python reads (4300 digits at most)"
+    assert (root.status, root.stdout.splitlines()) == (
+        1,
+        [
+            "root.jsonl:1: $: [<an integer of 5000 digits>] is not of type 'object'",
+            f"root.jsonl:1: $[0]: {unread}",
+            "root.jsonl: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+    assert [line for line in filters.stdout.splitlines() if "required" not in line] == [
+        f"filters.jsonl:1: $.supported_filters[0]: {unread}",
+        f"filters.jsonl:1: $.supported_filters[1]: {unread}",
+        "filters.jsonl:2: $.supported_filters: [<an integer of 5000 digits>, 0, "
+        "<an integer of 5000 digits>] has non-unique elements",
+        f"filters.jsonl:2: $.supported_filters[0]: {unread}",
+        "filters.jsonl:2: $.supported_filters[1]: 0 is not of type 'string'",
+        f"filters.jsonl:2: $.supported_filters[2]: {unread}",
+        "filters.jsonl: 2 documents, 2 invalid (memory_adapter_manifest)",
+    ]
+
+
+def test_an_integer_too_long_for_python_orders_as_the_integer_written() -> None:
+    """It sorts among numbers as its value would (``uniqueItems`` sorts before comparing)."""
+    from lionmem.cli._validate import _Unread
+
+    big, bigger, small, smaller = (
+        _Unread(sign + digit * 5000)
+        for sign, digit in (("", "1"), ("", "2"), ("-", "1"), ("-", "2"))
+    )
+    numbers = [big, 0, -math.inf, smaller, 2.5, bigger, math.inf, small, -7]
+    assert sorted(numbers) == [-math.inf, smaller, small, -7, 0, 2.5, big, bigger, math.inf]
+    assert [big == _Unread("1" * 5000), big == 0, hash(big) == hash(_Unread("1" * 5000))] == [
+        True,
+        False,
+        True,
+    ]
 
 
 def test_a_document_of_another_root_type_is_one_problem(tmp_path: Path) -> None:
