@@ -85,13 +85,23 @@ def _offsets(text: str, paths: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...
     return found
 
 
+# The most digits of an integer import's JSON parser (pydantic's) reads, whatever Python's limit.
+_IMPORT_DIGITS = 4300
+
+
+def _most_digits() -> int:
+    """The most digits of an integer validate reads: as many as import reads, or fewer where
+    Python's limit (``sys.get_int_max_str_digits()``, 0 for none) is lower."""
+    return min(sys.get_int_max_str_digits() or _IMPORT_DIGITS, _IMPORT_DIGITS)
+
+
 class _Unread(int):
-    """An integer with more digits than Python reads (``sys.get_int_max_str_digits()``), kept
-    as its literal so the rest of its document is checked; the problem is its own.
+    """An integer with more digits than lionmem reads (``_most_digits()``), kept as its
+    literal so the rest of its document is checked; the problem is its own.
 
     It is an int (the schema's ``type: integer`` holds), never read: it equals, hashes and shows
     (``<an integer of 5000 digits>``) as the integer it writes, and orders as it: its value is
-    10 to the power of the limit, with its sign, beyond every number Python read. So the
+    10 to the power of the limit, with its sign, beyond every number read. So the
     problems of the values around it (a ``uniqueItems``, a ``const``, a root of another type)
     are true of the document.
     """
@@ -100,7 +110,7 @@ class _Unread(int):
 
     def __new__(cls, literal: str) -> _Unread:
         negative = literal.startswith("-")
-        unread = super().__new__(cls, (-1 if negative else 1) * 10 ** sys.get_int_max_str_digits())
+        unread = super().__new__(cls, (-1 if negative else 1) * 10 ** _most_digits())
         unread.literal = literal
         return unread
 
@@ -141,11 +151,10 @@ _INVERTED = str.maketrans("0123456789", "9876543210")
 
 
 def _read_int(literal: str) -> int:
-    """The integer ``literal``, or ``_Unread`` if it has more digits than Python reads."""
-    try:
-        return int(literal)
-    except ValueError:
+    """The integer ``literal``, or ``_Unread`` if it has more digits than lionmem reads."""
+    if len(literal) - literal.startswith("-") > _most_digits():
         return _Unread(literal)
+    return int(literal)
 
 
 _DECODER = json.JSONDecoder(parse_int=_read_int)
@@ -242,8 +251,8 @@ def _not_json_number(text: str, position: int) -> str:
     if literal.lstrip("-").isdigit():  # an integer: only its length keeps Python from reading it
         digits = len(literal.lstrip("-"))
         return (
-            f"an integer of {digits} digits is more than Python reads "
-            f"({sys.get_int_max_str_digits()} digits at most)"
+            f"an integer of {digits} digits is more than lionmem reads "
+            f"({_most_digits()} digits at most)"
         )
     sign = "-" if literal.startswith("-") else ""
     return f"{literal} is too large a number (read as {sign}Infinity): JSON has no NaN or Infinity"

@@ -12,7 +12,7 @@ import pytest
 
 from lionmem import schemas
 from lionmem.cli._validate import json_path
-from tests.cli.support import lionmem, on_terminal, one_line_error, vectors
+from tests.cli.support import clean_env, lionmem, on_terminal, one_line_error, vectors
 
 SCHEMAS = ["element", "memory_adapter_manifest", "memory_item", "memory_query"]
 
@@ -484,24 +484,42 @@ def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
     )
 
 
-def test_an_integer_too_long_for_python_is_a_problem_where_it_stands(tmp_path: Path) -> None:
-    """An integer of more digits than Python reads is a problem on its line and path, and the
-    rest of the document is still checked."""
+@pytest.mark.parametrize(
+    ("limit", "most"), [("4300", 4300), ("0", 4300), ("9000", 4300), ("1000", 1000)]
+)
+def test_an_integer_too_long_to_read_is_a_problem_where_it_stands(
+    tmp_path: Path, limit: str, most: int
+) -> None:
+    """An integer of more digits than import reads (4300, whatever Python's limit), or than
+    Python reads where its limit is lower, is a problem on its line and path, and the rest of
+    the document is still checked."""
     (tmp_path / "big.json").write_text(
         '{"content": -' + "1" * 4301 + ',\n "created_at": ' + "2" * 5000 + ', "tags": [1]}\n'
     )
-    result = lionmem("validate", "big.json", cwd=tmp_path)
+    env = clean_env(PYTHONINTMAXSTRDIGITS=limit)
+    result = lionmem("validate", "big.json", cwd=tmp_path, env=env)
     assert (result.status, result.stdout.splitlines()) == (
         1,
         [
-            "big.json:1: $.content: an integer of 4301 digits is more than Python reads "
-            "(4300 digits at most)",
-            "big.json:2: $.created_at: an integer of 5000 digits is more than Python reads "
-            "(4300 digits at most)",
+            "big.json:1: $.content: an integer of 4301 digits is more than lionmem reads "
+            f"({most} digits at most)",
+            "big.json:2: $.created_at: an integer of 5000 digits is more than lionmem reads "
+            f"({most} digits at most)",
             "big.json:2: $.tags[0]: 1 is not of type 'string'",
             "big.json: 1 document, 1 invalid (memory_item)",
         ],
     )
+    imported = lionmem("import", "big.json", "--db", "big.db", cwd=tmp_path, env=env)
+    assert imported.status != 0  # import refuses the integers validate refuses
+
+
+def test_an_integer_import_reads_is_no_problem(tmp_path: Path) -> None:
+    """An integer of 4300 digits is read (and imported) even where Python's limit is none."""
+    (tmp_path / "ok.json").write_text('{"content": ' + "1" * 4300 + "}\n")
+    env = clean_env(PYTHONINTMAXSTRDIGITS="0")
+    result = lionmem("validate", "ok.json", cwd=tmp_path, env=env)
+    imported = lionmem("import", "ok.json", "--db", "ok.db", cwd=tmp_path, env=env)
+    assert (result.stdout, imported.status) == ("ok.json: 1 document, 0 invalid (memory_item)\n", 0)
 
 
 def test_an_integer_too_long_for_python_is_itself_in_the_problems_around_it(
@@ -514,11 +532,12 @@ def test_an_integer_too_long_for_python_is_itself_in_the_problems_around_it(
     (tmp_path / "filters.jsonl").write_text(
         f'{{"supported_filters": [{ones}, {twos}]}}\n{{"supported_filters": [{ones}, 0, {ones}]}}\n'
     )
-    root = lionmem("validate", "root.jsonl", cwd=tmp_path)
+    env = clean_env(PYTHONINTMAXSTRDIGITS="4300")
+    root = lionmem("validate", "root.jsonl", cwd=tmp_path, env=env)
     filters = lionmem(
-        "validate", "filters.jsonl", "--schema", "memory_adapter_manifest", cwd=tmp_path
+        "validate", "filters.jsonl", "--schema", "memory_adapter_manifest", cwd=tmp_path, env=env
     )
-    unread = "an integer of 5000 digits is more than Python reads (4300 digits at most)"
+    unread = "an integer of 5000 digits is more than lionmem reads (4300 digits at most)"
     assert (root.status, root.stdout.splitlines()) == (
         1,
         [
