@@ -63,7 +63,7 @@ def json_path(parts: Any) -> str:
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part.isidentifier():
+        elif part.isidentifier() and writable(part) == part:  # else quoted: JSON's escapes
             text += f".{part}"
         else:
             key = visible_json(json.dumps(part, ensure_ascii=False))

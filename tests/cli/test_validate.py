@@ -477,11 +477,13 @@ def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
 def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's."""
+    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's;
+    so is a key of letters stdout cannot write, quoted instead of dotted."""
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    assert json_path(["metadata", "a \u00fc\U0001f600", 0]) == (
-        '$.metadata["a \\u00fc\\ud83d\\ude00"][0]'
-    )
+    assert [
+        json_path(["metadata", "a \u00fc\U0001f600", 0]),
+        json_path(["metadata", "schl\u00fcssel"]),
+    ] == ['$.metadata["a \\u00fc\\ud83d\\ude00"][0]', '$.metadata["schl\\u00fcssel"]']
 
 
 @pytest.mark.parametrize(
