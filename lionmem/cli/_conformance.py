@@ -116,6 +116,9 @@ async def _main(args: argparse.Namespace) -> int:
     from lionmem.conformance import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
 
     if args.json is not None:  # before the suite runs, not once its report is lost
+        if Path(args.json).is_dir():
+            msg = f"--json {args.json} is a directory, not a file"
+            raise CommandError(msg)
         refuse_trailing_slash(args.json, "file", "--json")
     try:
         for name in args.cases or ():
