@@ -466,12 +466,18 @@ def test_an_id_only_int_reads_as_hex_is_not_a_uuid(tmp_path: Path) -> None:
 
 
 def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
-    """The format checker of ``validate`` holds ``uuid`` to the function the MCP tools use."""
+    """The format checkers of ``validate`` and of every MCP tool hold ``uuid`` to one function."""
     from lionmem._formats import is_canonical_uuid
     from lionmem.cli._validate import _validator
+    from lionmem.mcp._tools import MemoryTools
+    from lionmem.stores.memory import InMemoryStore
 
-    checkers = _validator("element").format_checker.checkers
-    assert checkers["uuid"][0] is is_canonical_uuid
+    tools = MemoryTools(InMemoryStore())._validators
+    validators = [_validator("element"), *tools.values()]
+    assert (sorted(tools), [v.format_checker.checkers["uuid"][0] for v in validators]) == (
+        ["memory_retrieve", "memory_search", "memory_store"],
+        [is_canonical_uuid] * 4,
+    )
 
 
 def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
