@@ -369,24 +369,23 @@ def _shown_as(character: str, *, json_text: bool) -> str:
 
 def _cut(text: str, width: int, *, json_text: bool = False) -> Any:
     """``text`` (one line, ``json_text`` if JSON text) as shown, cut to ``width`` terminal cells
-    (a CJK character takes two, an escape one a character) between two of its characters, so
-    no escape is cut in half, ending in an ellipsis, ``...`` where stdout's encoding has no
-    ``…``."""
+    between two of its characters, so no escape is cut in half, ending in an ellipsis, ``...``
+    where stdout's encoding has no ``…``. A prefix is measured whole, as rich measures it
+    (graphemes: ``❤️`` takes 2 cells, though its two characters take 1 and 0)."""
     from rich.cells import cell_len
     from rich.text import Text
 
-    shown: list[str] = []
-    ends = [0]  # ends[n]: the cells the first n characters take as shown
-    for character in text:
-        shown.append(_shown_as(character, json_text=json_text))
-        ends.append(ends[-1] + cell_len(shown[-1]))
-        if ends[-1] > width:
-            break
-    else:
+    # More characters than this cannot fit unless most of them take no cell: they are cut anyway.
+    head = text[: 8 * width + 8]
+    shown = [_shown_as(character, json_text=json_text) for character in head]
+    if len(head) == len(text) and cell_len("".join(shown)) <= width:
         return Text("".join(shown), no_wrap=True)
     dots = "\u2026" if _encodes("\u2026", sys.stdout.encoding) else _DOTS[:width]
-    kept = bisect.bisect_right(ends, max(width - cell_len(dots), 0)) - 1
-    return Text("".join(shown[:kept]) + dots, no_wrap=True)
+    room = max(width - cell_len(dots), 0)
+    fits = bisect.bisect_right(
+        range(len(shown) + 1), room, key=lambda count: cell_len("".join(shown[:count]))
+    )
+    return Text("".join(shown[: fits - 1]) + dots, no_wrap=True)
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:

@@ -416,7 +416,8 @@ def _checked(
     message), in the order a person reads it: by where its value begins, then by message.
     ``odd_numbers``: whether it holds a number that is not finite (see ``_loads``)."""
     not_finite = list(_not_finite(value)) if odd_numbers else []
-    # An integer too long to read stands as 0: what the schema says of that 0 is not its problem.
+    # An integer too long to read stands for itself (_Unread): what the schema says at its own
+    # path is not its problem, the one _not_finite reports is.
     unread = {path for path in not_finite if _at(value, path).__class__ is _Unread}
     found = [
         (path, problem.message)

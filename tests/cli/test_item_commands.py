@@ -628,6 +628,24 @@ def test_a_cut_keeps_each_escape_whole(tmp_path: Path) -> None:
     )
 
 
+def test_a_cut_measures_what_it_keeps_as_the_terminal_shows_it(tmp_path: Path) -> None:
+    """A heart with its emoji selector (two characters, two cells together) is measured whole:
+    the cut content fits its column, and the table keeps its columns and the terminal's width."""
+    from rich.cells import cell_len
+
+    assert lionmem("add", "\u2764\ufe0f" * 60, "--tag", "love", cwd=tmp_path).status == 0
+    table = on_terminal("search", cwd=tmp_path, columns=100)
+    header, row, count = table.stdout.splitlines()
+    assert (table.status, header.split(), count) == (
+        0,
+        ["id", "created", "tags", "content"],
+        "1 item",
+    )
+    # The content column is 41 cells: 20 hearts of 2 and the ellipsis.
+    assert row.split()[-2:] == ["love", "\u2764\ufe0f" * 20 + "\u2026"]
+    assert max(cell_len(line) for line in table.stdout.splitlines()) <= 99
+
+
 def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: Path) -> None:
     """On an ASCII terminal, the table's columns are measured with the escapes (each row's
     content starts under the header's, a cut ends in ``...``; on a terminal too narrow for an

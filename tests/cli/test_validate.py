@@ -574,7 +574,7 @@ def test_an_integer_too_long_for_python_orders_as_the_integer_written() -> None:
         _Unread(sign + digit * 5000)
         for sign, digit in (("", "1"), ("", "2"), ("-", "1"), ("-", "2"))
     )
-    numbers = [big, 0, -math.inf, smaller, 2.5, bigger, math.inf, small, -7]
+    numbers = [bigger, 0, -math.inf, small, 2.5, big, math.inf, smaller, -7]
     assert sorted(numbers) == [-math.inf, smaller, small, -7, 0, 2.5, big, bigger, math.inf]
     assert [big == _Unread("1" * 5000), big == 0, hash(big) == hash(_Unread("1" * 5000))] == [
         True,
