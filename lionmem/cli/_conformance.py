@@ -120,6 +120,9 @@ async def _main(args: argparse.Namespace) -> int:
             msg = f"--json {args.json} is a directory, not a file"
             raise CommandError(msg)
         refuse_trailing_slash(args.json, "file", "--json")
+        if not Path(args.json).parent.is_dir():
+            msg = f"--json {args.json}: there is no directory {str(Path(args.json).parent)!r}"
+            raise CommandError(msg)
     try:
         for name in args.cases or ():
             case_named(name)

@@ -331,8 +331,9 @@ def test_an_export_file_over_the_size_limit_is_one_line_and_removed(
 
 
 def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) -> None:
-    """``schema --out`` naming a file, and ``conformance --json`` naming a directory, are one
-    line each naming the path; the suite does not run for a report it could not write."""
+    """``schema --out`` naming a file, and ``conformance --json`` naming a directory or a file in
+    a directory that does not exist, are one line each naming the path; the suite does not run
+    for a report it could not write."""
     (tmp_path / "taken").write_text("a file\n", encoding="utf-8")
     schema = lionmem("schema", "--out", "taken", cwd=tmp_path)
     report = lionmem(
@@ -348,6 +349,11 @@ def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) 
     assert schema.stderr == "lionmem schema: taken: File exists\n"
     assert (report.status, report.stdout) == (2, "")
     assert report.stderr == f"lionmem conformance: --json {tmp_path} is a directory, not a file\n"
+    nowhere = lionmem(
+        "conformance", "lionmem.conformance.fake:FakeHarness", "--json", "no/r.json", cwd=tmp_path
+    )
+    assert (nowhere.status, nowhere.stdout) == (2, "")
+    assert nowhere.stderr == "lionmem conformance: --json no/r.json: there is no directory 'no'\n"
 
 
 def test_the_suggested_text_form_is_the_text_given(tmp_path: Path) -> None:
