@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
 
-__all__ = ["CANONICAL_UUID", "format_checker", "is_canonical_uuid"]
+__all__ = ["format_checker", "is_canonical_uuid"]
 
-CANONICAL_UUID = re.compile("[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_CANONICAL_UUID = re.compile("[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 """The form of a ``format: uuid`` string, as docs/clients.md gives it to ajv."""
 
 
 def is_canonical_uuid(instance: object) -> bool:
     """Whether ``instance`` passes ``format: uuid``: a string in the canonical form, or no string
     (a format applies to strings only)."""
-    return not isinstance(instance, str) or CANONICAL_UUID.fullmatch(instance) is not None
+    return not isinstance(instance, str) or _CANONICAL_UUID.fullmatch(instance) is not None
 
 
 def format_checker() -> FormatChecker:

@@ -68,11 +68,14 @@ def refuse_trailing_slash(
     ``kind`` names what the path should be ("database file").
     """
     last = name.rpartition("/")[2]
-    if name and last in ("", ".", ".."):
-        given = f"{option} {name}" if option else name
-        ending = name[-len(last) - 1 :] if "/" in name else name
-        msg = f"{given} ends in '{ending}', so it names a directory; give the path of a {kind}"
-        raise error(msg)
+    if not name or last not in ("", ".", ".."):
+        return
+    given = f"{option} {name}" if option else name
+    if "/" not in name:  # . or ..: a directory whatever the file system holds
+        msg = f"{given} is a directory, not a {kind}"
+    else:
+        msg = f"{given} ends in '/{last}', so it names a directory; give the path of a {kind}"
+    raise error(msg)
 
 
 def open_file(name: str, kind: str) -> BinaryIO:

@@ -16,6 +16,7 @@ encoding as that byte.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import errno
 import json
@@ -25,7 +26,7 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Self, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, Self, cast
 
 from lionmem.cli._errors import missing, require_extra
 from lionmem_models.memory_item import MemoryItem
@@ -294,15 +295,18 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
             str(item.id),
             _created(item.created_at),
             _one_line(", ".join(item.tags)),
-            _one_line(item.content if isinstance(item.content, str) else _json_text(item.content)),
+            *_content_line(item.content),
         )
         for item in items
     ]
-    # Every cell is cut to a width computed here, so the table is one line per item with whole
-    # ids at any terminal width (rich's own shrinking would cut the ids first). The creation date
-    # is shown only where there is room; tags give way to the content.
+    # Every cell is cut to a width computed here, so the table is one line per item that fits the
+    # terminal (rich's own shrinking would cut the ids first). The creation date is shown only
+    # where there is room; tags give way to the content. The ids are whole at any width: on a
+    # terminal too narrow for an id and a cell of content, rich narrows the content, and crops it
+    # where stdout's encoding has no ``…`` (rich's would be written as its escape, six cells
+    # where rich counted one).
     width: int = console.width - 1
-    needed = max([len("tags")] + [cell_len(row[2]) for row in rows])
+    needed = max([len("tags")] + [cell_len(writable(visible(row[2]))) for row in rows])
     fixed = {"id": _ID_WIDTH, "created": _DATE_WIDTH}
     fixed["tags"] = min(_TAGS_WIDTH, needed, max(4, (width - _ID_WIDTH - 3 * _GAP) // 3))
     columns = ["id", "created", "tags", "content"]
@@ -315,16 +319,22 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     if room() < _MIN_CONTENT:
         columns.remove("tags")
     tags_width = fixed["tags"]
-    content_width = max(8, min(_CONTENT_WIDTH, room()))
+    content_width = max(1, min(_CONTENT_WIDTH, room()))
+    overflow: Literal["ellipsis", "crop"] = (
+        "ellipsis" if _encodes("\u2026", sys.stdout.encoding) else "crop"
+    )
     table = Table(box=None, header_style="bold", padding=(0, _GAP, 0, 0), show_edge=False)
     for name in columns:
-        table.add_column(name, no_wrap=True)
-    for item_id, created, tags, content in rows:
+        if name == "id":
+            table.add_column(name, no_wrap=True, min_width=_ID_WIDTH)
+        else:
+            table.add_column(name, no_wrap=True, overflow=overflow)
+    for item_id, created, tags, content, json_content in rows:
         cells = {
             "id": item_id,
             "created": created,
             "tags": _cut(tags, tags_width),
-            "content": _cut(content, content_width),
+            "content": _cut(content, content_width, json_text=json_content),
         }
         table.add_row(*(cells[name] for name in columns))
     if rows:
@@ -334,25 +344,48 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
 
 
 def _one_line(text: str) -> str:
-    """``text`` on one line (every run of white space one space), safe to show."""
-    return writable(visible(" ".join(text.split())))  # JSON text is escaped already: left as it is
+    """``text`` on one line: every run of white space one space."""
+    return " ".join(text.split())
 
 
-def _cut(text: str, width: int) -> Any:
-    """``text`` (one line) cut to ``width`` terminal cells (a CJK character takes two), ending
-    in an ellipsis, ``...`` where stdout's encoding has no ``…``."""
-    from rich.text import Text
-
-    cut = Text(text, no_wrap=True)
-    if _encodes("\u2026", sys.stdout.encoding):
-        cut.truncate(width, overflow="ellipsis")
-    elif cut.cell_len > width:
-        cut.truncate(max(width - len(_DOTS), 0), overflow="crop")
-        cut.append(_DOTS)
-    return cut
+def _content_line(content: Any) -> tuple[str, bool]:
+    """``content`` as one line, and whether that is JSON text: text content as ``_one_line``
+    gives it, any other as JSON text (one line, its strings as stored)."""
+    if isinstance(content, str):
+        return _one_line(content), False
+    return json.dumps(content, ensure_ascii=False), True
 
 
 _DOTS = "..."
+
+
+def _shown_as(character: str, *, json_text: bool) -> str:
+    """``character`` as a table shows it: as ``visible`` and ``writable`` write it, in their
+    JSON forms in JSON text."""
+    if json_text:
+        return writable(visible_json(character), json_text=True)
+    return writable(visible(character))
+
+
+def _cut(text: str, width: int, *, json_text: bool = False) -> Any:
+    """``text`` (one line, ``json_text`` if JSON text) as shown, cut to ``width`` terminal cells
+    between two of its characters, so no escape is cut in half, ending in an ellipsis, ``...``
+    where stdout's encoding has no ``…``. A prefix is measured whole, as rich measures it
+    (graphemes: ``❤️`` takes 2 cells, though its two characters take 1 and 0)."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    # More characters than this cannot fit unless most of them take no cell: they are cut anyway.
+    head = text[: 8 * width + 8]
+    shown = [_shown_as(character, json_text=json_text) for character in head]
+    if len(head) == len(text) and cell_len("".join(shown)) <= width:
+        return Text("".join(shown), no_wrap=True)
+    dots = "\u2026" if _encodes("\u2026", sys.stdout.encoding) else _DOTS[:width]
+    room = max(width - cell_len(dots), 0)
+    fits = bisect.bisect_right(
+        range(len(shown) + 1), room, key=lambda count: cell_len("".join(shown[:count]))
+    )
+    return Text("".join(shown[: fits - 1]) + dots, no_wrap=True)
 
 
 def print_item(item: MemoryItem, *, json_lines: bool) -> None:

@@ -63,7 +63,7 @@ def json_path(parts: Any) -> str:
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part.isidentifier():
+        elif part.isidentifier() and writable(part) == part:  # else quoted: JSON's escapes
             text += f".{part}"
         else:
             key = visible_json(json.dumps(part, ensure_ascii=False))
@@ -85,17 +85,76 @@ def _offsets(text: str, paths: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...
     return found
 
 
+# The most digits of an integer import's JSON parser (pydantic's) reads, whatever Python's limit.
+_IMPORT_DIGITS = 4300
+
+
+def _most_digits() -> int:
+    """The most digits of an integer validate reads: as many as import reads, or fewer where
+    Python's limit (``sys.get_int_max_str_digits()``, 0 for none) is lower."""
+    return min(sys.get_int_max_str_digits() or _IMPORT_DIGITS, _IMPORT_DIGITS)
+
+
 class _Unread(int):
-    """An integer with more digits than Python reads (``sys.get_int_max_str_digits()``), read
-    as 0 so the rest of its document is checked; the problem is its own."""
+    """An integer with more digits than lionmem reads (``_most_digits()``), kept as its
+    literal so the rest of its document is checked; the problem is its own.
+
+    It is an int (the schema's ``type: integer`` holds), never read: it equals, hashes and shows
+    (``<an integer of 5000 digits>``) as the integer it writes, and orders as it: its value is
+    10 to the power of the limit, with its sign, beyond every number read. So the
+    problems of the values around it (a ``uniqueItems``, a ``const``, a root of another type)
+    are true of the document.
+    """
+
+    literal: str
+
+    def __new__(cls, literal: str) -> _Unread:
+        negative = literal.startswith("-")
+        unread = super().__new__(cls, (-1 if negative else 1) * 10 ** _most_digits())
+        unread.literal = literal
+        return unread
+
+    def __repr__(self) -> str:
+        sign = "a negative" if self.literal.startswith("-") else "an"
+        return f"<{sign} integer of {len(self.literal.lstrip('-'))} digits>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unread) and other.literal == self.literal  # no leading zeros
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.literal)
+
+    def _key(self) -> tuple[int, int, str]:
+        """A key that orders these integers as their values: sign, then length, then digits."""
+        digits = self.literal.lstrip("-")
+        if self.literal.startswith("-"):  # the longer, the smaller; digits compared inverted
+            return (-1, -len(digits), digits.translate(_INVERTED))
+        return (1, len(digits), digits)
+
+    def __lt__(self, other: float) -> bool:
+        return self._key() < other._key() if isinstance(other, _Unread) else int(self) < other
+
+    def __le__(self, other: float) -> bool:
+        return self._key() <= other._key() if isinstance(other, _Unread) else int(self) <= other
+
+    def __gt__(self, other: float) -> bool:
+        return self._key() > other._key() if isinstance(other, _Unread) else int(self) > other
+
+    def __ge__(self, other: float) -> bool:
+        return self._key() >= other._key() if isinstance(other, _Unread) else int(self) >= other
+
+
+_INVERTED = str.maketrans("0123456789", "9876543210")
 
 
 def _read_int(literal: str) -> int:
-    """The integer ``literal``, or ``_Unread`` if it has more digits than Python reads."""
-    try:
-        return int(literal)
-    except ValueError:
-        return _Unread()
+    """The integer ``literal``, or ``_Unread`` if it has more digits than lionmem reads."""
+    if len(literal) - literal.startswith("-") > _most_digits():
+        return _Unread(literal)
+    return int(literal)
 
 
 _DECODER = json.JSONDecoder(parse_int=_read_int)
@@ -192,8 +251,8 @@ def _not_json_number(text: str, position: int) -> str:
     if literal.lstrip("-").isdigit():  # an integer: only its length keeps Python from reading it
         digits = len(literal.lstrip("-"))
         return (
-            f"an integer of {digits} digits is more than Python reads "
-            f"({sys.get_int_max_str_digits()} digits at most)"
+            f"an integer of {digits} digits is more than lionmem reads "
+            f"({_most_digits()} digits at most)"
         )
     sign = "-" if literal.startswith("-") else ""
     return f"{literal} is too large a number (read as {sign}Infinity): JSON has no NaN or Infinity"
@@ -357,7 +416,8 @@ def _checked(
     message), in the order a person reads it: by where its value begins, then by message.
     ``odd_numbers``: whether it holds a number that is not finite (see ``_loads``)."""
     not_finite = list(_not_finite(value)) if odd_numbers else []
-    # An integer too long to read stands as 0: what the schema says of that 0 is not its problem.
+    # An integer too long to read stands for itself (_Unread): what the schema says at its own
+    # path is not its problem, the one _not_finite reports is.
     unread = {path for path in not_finite if _at(value, path).__class__ is _Unread}
     found = [
         (path, problem.message)

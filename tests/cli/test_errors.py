@@ -331,8 +331,9 @@ def test_an_export_file_over_the_size_limit_is_one_line_and_removed(
 
 
 def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) -> None:
-    """``schema --out`` naming a file, and ``conformance --json`` naming a directory, are one
-    line each naming the path."""
+    """``schema --out`` naming a file, and ``conformance --json`` naming a directory or a file in
+    a directory that does not exist, are one line each naming the path; the suite does not run
+    for a report it could not write."""
     (tmp_path / "taken").write_text("a file\n", encoding="utf-8")
     schema = lionmem("schema", "--out", "taken", cwd=tmp_path)
     report = lionmem(
@@ -346,8 +347,13 @@ def test_files_the_schema_and_conformance_commands_cannot_write(tmp_path: Path) 
     )
     assert (schema.status, schema.stdout) == (2, "")
     assert schema.stderr == "lionmem schema: taken: File exists\n"
-    assert report.status == 2
-    assert report.stderr == f"lionmem conformance: {tmp_path}: Is a directory\n"
+    assert (report.status, report.stdout) == (2, "")
+    assert report.stderr == f"lionmem conformance: --json {tmp_path} is a directory, not a file\n"
+    nowhere = lionmem(
+        "conformance", "lionmem.conformance.fake:FakeHarness", "--json", "no/r.json", cwd=tmp_path
+    )
+    assert (nowhere.status, nowhere.stdout) == (2, "")
+    assert nowhere.stderr == "lionmem conformance: --json no/r.json: there is no directory 'no'\n"
 
 
 def test_the_suggested_text_form_is_the_text_given(tmp_path: Path) -> None:
@@ -645,14 +651,24 @@ _SLASH = "ends in '/', so it names a directory; give the path of a"
             ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "rep/."],
             _names_a_directory("--json rep/.", "/.", "file"),
         ),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", "."],
+            "--json . is a directory, not a file",
+        ),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", ".."],
+            "--json .. is a directory, not a file",
+        ),
+        (["export", "--db", "s.db", "--out", ".."], "--out .. is a directory, not a file"),
+        (["validate", "."], ". is a directory, not a JSON file"),
     ],
 )
 def test_a_file_path_that_names_a_directory_is_refused(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    """A file path ending in '/', '/.' or '/..' names a directory, as POSIX tools read it:
-    refused with one line, exit 2, and no file is created, replaced or read in place of the one
-    before the ending."""
+    """A file path ending in '/', '/.' or '/..', or that is '.' or '..', names a directory, as
+    POSIX tools read it: refused with one line, exit 2, and no file is created, replaced or read
+    in place of the one before the ending."""
     assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
     assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}

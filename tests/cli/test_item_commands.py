@@ -602,10 +602,56 @@ def test_a_terminal_that_cannot_encode_stored_text_shows_it_escaped(tmp_path: Pa
     )
 
 
+def test_a_cut_keeps_each_escape_whole(tmp_path: Path) -> None:
+    """A cell is cut between the characters of the stored text, each as wide as its escape:
+    no escape of an ASCII terminal (``\\u65e5``) or of a hidden character is cut in half."""
+    for args in (
+        ["日本語のテキスト" * 4, "--tag", "日本語です"],
+        ["--json", '{"k": "\u200b日本語のテキスト"}', "--tag", "a"],
+    ):
+        assert lionmem("add", *args, cwd=tmp_path).status == 0
+    table = on_terminal(
+        "search", cwd=tmp_path, columns=100, env=clean_env(PYTHONIOENCODING="ascii")
+    )
+    header, *rows, count = table.stdout.splitlines()
+    tags_at, content_at = header.index("tags"), header.index("content")
+    cells = [(line[tags_at:content_at].rstrip(), line[content_at:].rstrip()) for line in rows]
+    # The tags column is 19 cells (a third of what the id leaves), the content 26 (what is left):
+    # each escape takes 6, the dots 3.
+    assert (table.status, count, cells) == (
+        0,
+        "2 items",
+        [
+            ("\\u65e5\\u672c...", "\\u65e5\\u672c\\u8a9e..."),
+            ("a", '{"k": "\\u200b\\u65e5...'),
+        ],
+    )
+
+
+def test_a_cut_measures_what_it_keeps_as_the_terminal_shows_it(tmp_path: Path) -> None:
+    """A heart with its emoji selector (two characters, two cells together) is measured whole:
+    the cut content fits its column, and the table keeps its columns and the terminal's width."""
+    from rich.cells import cell_len
+
+    assert lionmem("add", "\u2764\ufe0f" * 60, "--tag", "love", cwd=tmp_path).status == 0
+    table = on_terminal("search", cwd=tmp_path, columns=100)
+    header, row, count = table.stdout.splitlines()
+    assert (table.status, header.split(), count) == (
+        0,
+        ["id", "created", "tags", "content"],
+        "1 item",
+    )
+    # The content column is 41 cells: 20 hearts of 2 and the ellipsis.
+    assert row.split()[-2:] == ["love", "\u2764\ufe0f" * 20 + "\u2026"]
+    assert max(cell_len(line) for line in table.stdout.splitlines()) <= 99
+
+
 def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: Path) -> None:
     """On an ASCII terminal, the table's columns are measured with the escapes (each row's
-    content starts under the header's, a cut ends in ``...``), and what ``get`` shows as JSON
-    uses JSON's escapes, so it parses back to the stored value."""
+    content starts under the header's, a cut ends in ``...``; on a terminal too narrow for an
+    id and 8 cells of content, the ids are whole and the content cropped, no line wider than the
+    terminal), and what ``get`` shows as JSON uses JSON's escapes, so it parses back to the
+    stored value."""
     long_text = "ö" + "x" * 120
     for args in (
         ["grüße", "--tag", "ü"],
@@ -613,7 +659,7 @@ def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: 
         ["--json", '{"k": "ü→😀"}', "--tag", "ä", "--meta", 'x="é"'],
     ):
         assert lionmem("add", *args, cwd=tmp_path).status == 0
-    *_, last = _items(lionmem("search", cwd=tmp_path).stdout)
+    *_, last = found = _items(lionmem("search", cwd=tmp_path).stdout)
     ascii_env = clean_env(PYTHONIOENCODING="ascii")
     table = on_terminal("search", cwd=tmp_path, columns=100, env=ascii_env)
     header, *rows, count = table.stdout.splitlines()
@@ -628,6 +674,13 @@ def test_an_ascii_terminal_table_is_aligned_and_json_fields_stay_json(tmp_path: 
             ("a", "\\xf6" + "x" * 34 + "..."),
             ("\\xe4", '{"k": "\\u00fc\\u2192\\ud83d\\ude00"}'),
         ],
+    )
+    narrow = on_terminal("search", cwd=tmp_path, columns=40, env=ascii_env).stdout.splitlines()
+    # 40 cells: the id, its gap and one cell of content, the dots cut to it, without the padding
+    # after the last column; the header cropped to the cells left.
+    assert (narrow, max(map(len, narrow))) == (
+        ["id" + " " * 36 + "co", *(f"{item['id']}  . " for item in found), "3 items"],
+        40,
     )
     shown = on_terminal("get", last["id"], cwd=tmp_path, columns=100, env=ascii_env)
     fields = {line.split()[0]: line.split(None, 1)[1].strip() for line in shown.stdout.splitlines()}

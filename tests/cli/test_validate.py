@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from lionmem import schemas
 from lionmem.cli._validate import json_path
-from tests.cli.support import lionmem, on_terminal, one_line_error, vectors
+from tests.cli.support import clean_env, lionmem, on_terminal, one_line_error, vectors
 
 SCHEMAS = ["element", "memory_adapter_manifest", "memory_item", "memory_query"]
 
@@ -465,42 +466,121 @@ def test_an_id_only_int_reads_as_hex_is_not_a_uuid(tmp_path: Path) -> None:
 
 
 def test_validate_and_the_mcp_tools_share_one_uuid_check() -> None:
-    """The format checker of ``validate`` holds ``uuid`` to the function the MCP tools use."""
+    """The format checkers of ``validate`` and of every MCP tool hold ``uuid`` to one function."""
     from lionmem._formats import is_canonical_uuid
     from lionmem.cli._validate import _validator
+    from lionmem.mcp._tools import MemoryTools
+    from lionmem.stores.memory import InMemoryStore
 
-    checkers = _validator("element").format_checker.checkers
-    assert checkers["uuid"][0] is is_canonical_uuid
+    tools = MemoryTools(InMemoryStore())._validators
+    validators = [_validator("element"), *tools.values()]
+    assert (sorted(tools), [v.format_checker.checkers["uuid"][0] for v in validators]) == (
+        ["memory_retrieve", "memory_search", "memory_store"],
+        [is_canonical_uuid] * 4,
+    )
 
 
 def test_a_quoted_key_of_a_path_stays_json_on_an_ascii_output(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's."""
+    """Where stdout is ASCII, a key a path quotes has JSON's escapes (``\\u00fc``), not Python's;
+    so is a key of letters stdout cannot write, quoted instead of dotted."""
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    assert json_path(["metadata", "a \u00fc\U0001f600", 0]) == (
-        '$.metadata["a \\u00fc\\ud83d\\ude00"][0]'
-    )
+    assert [
+        json_path(["metadata", "a \u00fc\U0001f600", 0]),
+        json_path(["metadata", "schl\u00fcssel"]),
+    ] == ['$.metadata["a \\u00fc\\ud83d\\ude00"][0]', '$.metadata["schl\\u00fcssel"]']
 
 
-def test_an_integer_too_long_for_python_is_a_problem_where_it_stands(tmp_path: Path) -> None:
-    """An integer of more digits than Python reads is a problem on its line and path, and the
-    rest of the document is still checked."""
+@pytest.mark.parametrize(
+    ("limit", "most"), [("4300", 4300), ("0", 4300), ("9000", 4300), ("1000", 1000)]
+)
+def test_an_integer_too_long_to_read_is_a_problem_where_it_stands(
+    tmp_path: Path, limit: str, most: int
+) -> None:
+    """An integer of more digits than import reads (4300, whatever Python's limit), or than
+    Python reads where its limit is lower, is a problem on its line and path, and the rest of
+    the document is still checked."""
     (tmp_path / "big.json").write_text(
         '{"content": -' + "1" * 4301 + ',\n "created_at": ' + "2" * 5000 + ', "tags": [1]}\n'
     )
-    result = lionmem("validate", "big.json", cwd=tmp_path)
+    env = clean_env(PYTHONINTMAXSTRDIGITS=limit)
+    result = lionmem("validate", "big.json", cwd=tmp_path, env=env)
     assert (result.status, result.stdout.splitlines()) == (
         1,
         [
-            "big.json:1: $.content: an integer of 4301 digits is more than Python reads "
-            "(4300 digits at most)",
-            "big.json:2: $.created_at: an integer of 5000 digits is more than Python reads "
-            "(4300 digits at most)",
+            "big.json:1: $.content: an integer of 4301 digits is more than lionmem reads "
+            f"({most} digits at most)",
+            "big.json:2: $.created_at: an integer of 5000 digits is more than lionmem reads "
+            f"({most} digits at most)",
             "big.json:2: $.tags[0]: 1 is not of type 'string'",
             "big.json: 1 document, 1 invalid (memory_item)",
         ],
     )
+    imported = lionmem("import", "big.json", "--db", "big.db", cwd=tmp_path, env=env)
+    assert imported.status != 0  # import refuses the integers validate refuses
+
+
+def test_an_integer_import_reads_is_no_problem(tmp_path: Path) -> None:
+    """An integer of 4300 digits is read (and imported) even where Python's limit is none."""
+    (tmp_path / "ok.json").write_text('{"content": ' + "1" * 4300 + "}\n")
+    env = clean_env(PYTHONINTMAXSTRDIGITS="0")
+    result = lionmem("validate", "ok.json", cwd=tmp_path, env=env)
+    imported = lionmem("import", "ok.json", "--db", "ok.db", cwd=tmp_path, env=env)
+    assert (result.stdout, imported.status) == ("ok.json: 1 document, 0 invalid (memory_item)\n", 0)
+
+
+def test_an_integer_too_long_for_python_is_itself_in_the_problems_around_it(
+    tmp_path: Path,
+) -> None:
+    """Around an integer too long to read, the problems are true of the integer written: it
+    is named by its length, and equal only to the same integer (for ``uniqueItems``)."""
+    ones, twos = "1" * 5000, "2" * 5000
+    (tmp_path / "root.jsonl").write_text(f"[{ones}]\n")
+    (tmp_path / "filters.jsonl").write_text(
+        f'{{"supported_filters": [{ones}, {twos}]}}\n{{"supported_filters": [{ones}, 0, {ones}]}}\n'
+    )
+    env = clean_env(PYTHONINTMAXSTRDIGITS="4300")
+    root = lionmem("validate", "root.jsonl", cwd=tmp_path, env=env)
+    filters = lionmem(
+        "validate", "filters.jsonl", "--schema", "memory_adapter_manifest", cwd=tmp_path, env=env
+    )
+    unread = "an integer of 5000 digits is more than lionmem reads (4300 digits at most)"
+    assert (root.status, root.stdout.splitlines()) == (
+        1,
+        [
+            "root.jsonl:1: $: [<an integer of 5000 digits>] is not of type 'object'",
+            f"root.jsonl:1: $[0]: {unread}",
+            "root.jsonl: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+    assert [line for line in filters.stdout.splitlines() if "required" not in line] == [
+        f"filters.jsonl:1: $.supported_filters[0]: {unread}",
+        f"filters.jsonl:1: $.supported_filters[1]: {unread}",
+        "filters.jsonl:2: $.supported_filters: [<an integer of 5000 digits>, 0, "
+        "<an integer of 5000 digits>] has non-unique elements",
+        f"filters.jsonl:2: $.supported_filters[0]: {unread}",
+        "filters.jsonl:2: $.supported_filters[1]: 0 is not of type 'string'",
+        f"filters.jsonl:2: $.supported_filters[2]: {unread}",
+        "filters.jsonl: 2 documents, 2 invalid (memory_adapter_manifest)",
+    ]
+
+
+def test_an_integer_too_long_for_python_orders_as_the_integer_written() -> None:
+    """It sorts among numbers as its value would (``uniqueItems`` sorts before comparing)."""
+    from lionmem.cli._validate import _Unread
+
+    big, bigger, small, smaller = (
+        _Unread(sign + digit * 5000)
+        for sign, digit in (("", "1"), ("", "2"), ("-", "1"), ("-", "2"))
+    )
+    numbers = [bigger, 0, -math.inf, small, 2.5, big, math.inf, smaller, -7]
+    assert sorted(numbers) == [-math.inf, smaller, small, -7, 0, 2.5, big, bigger, math.inf]
+    assert [big == _Unread("1" * 5000), big == 0, hash(big) == hash(_Unread("1" * 5000))] == [
+        True,
+        False,
+        True,
+    ]
 
 
 def test_a_document_of_another_root_type_is_one_problem(tmp_path: Path) -> None:

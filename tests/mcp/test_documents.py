@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from lionmem._formats import format_checker
 from lionmem.mcp._documents import tool_documents
 from tests.mcp.support import REPO, documents
 
@@ -24,12 +25,12 @@ def _source_validator(name: str) -> Draft202012Validator:
     registry: Registry[Any] = Registry().with_resources(
         (schema["$id"], Resource.from_contents(schema)) for schema in SCHEMAS.values()
     )
-    return Draft202012Validator(SCHEMAS[name], registry=registry, format_checker=FormatChecker())
+    return Draft202012Validator(SCHEMAS[name], registry=registry, format_checker=format_checker())
 
 
 def _alone(schema: dict[str, Any]) -> Draft202012Validator:
     # An empty registry: a reference that leaves the document cannot resolve.
-    return Draft202012Validator(schema, registry=Registry(), format_checker=FormatChecker())
+    return Draft202012Validator(schema, registry=Registry(), format_checker=format_checker())
 
 
 def _vectors(name: str) -> list[tuple[str, Any]]:
