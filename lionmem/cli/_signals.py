@@ -1,0 +1,66 @@
+"""SIGTERM handled as Ctrl-C: what a supervisor (systemd, ``docker stop``, ``kill``) sends
+stops a command the way Ctrl-C does, with its own word and exit status.
+
+``sigterm_as_ctrl_c()`` installs, while a command runs, a SIGTERM handler that notes the signal
+and raises SIGINT in this process, so whatever handles Ctrl-C at that moment handles SIGTERM
+too: Python's ``KeyboardInterrupt``, ``asyncio.run`` (which cancels its main task), or a
+command's window that ignores Ctrl-C. The HTTP server installs its own handlers while it serves.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["STOP", "Stop", "sigterm_as_ctrl_c"]
+
+
+class Stop:
+    """How the running command was stopped: by Ctrl-C (SIGINT) or by SIGTERM."""
+
+    def __init__(self) -> None:
+        self.terminated = False
+
+    @property
+    def word(self) -> str:
+        """``terminated`` once SIGTERM arrived, else ``interrupted``."""
+        return "terminated" if self.terminated else "interrupted"
+
+    @property
+    def status(self) -> int:
+        """The exit status of a command stopped by the signal: 128 plus its number."""
+        return 128 + (signal.SIGTERM if self.terminated else signal.SIGINT)
+
+
+STOP = Stop()
+"""The stop of the command running now (``sigterm_as_ctrl_c`` resets it)."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    STOP.terminated = True
+    signal.raise_signal(signal.SIGINT)
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[Stop]:
+    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handler.
+
+    Nothing changes off the main thread (only it can set handlers) or when Ctrl-C is ignored
+    from the start, as for a job a script starts in the background: there SIGINT would be
+    ignored, so SIGTERM keeps ending the process as the signal does.
+    """
+    STOP.terminated = False
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield STOP
+        return
+    earlier = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield STOP
+    finally:
+        signal.signal(signal.SIGTERM, earlier)
