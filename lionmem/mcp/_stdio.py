@@ -1,7 +1,8 @@
 """The MCP server over stdio: a cap on one request's size, and every request answered at the end.
 
-The SDK's stdio transport takes one JSON-RPC message per line from a text file it iterates;
-``BoundedLines`` is that file. A line of at most the cap (its newline not counted) comes back
+The SDK's stdio transport takes one JSON-RPC message per line from a stream it iterates; the
+lines of ``BoundedLines``, read in a daemon thread, fill that stream, so that a stop (Ctrl-C,
+SIGTERM) waits for no read of stdin. A line of at most the cap (its newline not counted) comes back
 whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
 read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
@@ -15,17 +16,22 @@ read was answered or ended unanswered (cancelled by the client), or ``END_WAIT``
 from __future__ import annotations
 
 import contextvars
+import os
 import re
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from functools import partial
 from types import TracebackType
-from typing import IO, Any, Protocol, Self, cast
+from typing import Any, Protocol, Self, cast
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
@@ -72,7 +78,7 @@ class BoundedLines:
     in chunks and dropped; then ``on_oversized`` gets its first ``max_bytes + 2`` bytes and its
     last ``TAIL_BYTES``, so no more than that plus ``DISCARD_CHUNK`` bytes are held at once. A
     last line without a newline counts as a line.
-    ``readline`` blocks on ``source``; the transport calls it in a worker thread, where
+    ``readline`` blocks on ``source``; the server calls it in a thread of its own, where
     ``on_oversized`` runs too, and ``on_line``, given each line returned (as bytes).
     """
 
@@ -407,6 +413,26 @@ class _Answers(_Closing):
                 self._open.settle(item.message.id)
 
 
+def _read_lines(
+    lines: BoundedLines, give: MemoryObjectSendStream[str], token: anyio.lowlevel.EventLoopToken
+) -> None:
+    """Hand each line of ``lines`` to ``give`` once the transport takes it; close ``give`` at
+    the end of input, or when reading fails (the error goes to stderr as the thread's).
+
+    A daemon thread runs this: a stop (Ctrl-C, SIGTERM) abandons the read waiting for stdin,
+    and the process exits without it, where an anyio worker thread would hold both up until
+    the client wrote a line or closed stdin. Once the server is gone the thread just ends.
+    """
+    try:
+        while line := lines.readline():
+            anyio.from_thread.run(give.send, line, token=token)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError):
+        return  # the server stopped: nothing takes the lines any more
+    finally:
+        with suppress(anyio.RunFinishedError):
+            anyio.from_thread.run_sync(give.close, token=token)
+
+
 async def serve_stdio(
     server: Server[Any], *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 ) -> None:
@@ -424,20 +450,33 @@ async def serve_stdio(
         await writer_ready.wait()
         await send[0](answer)
 
-    def refuse(prefix: bytes, tail: bytes) -> None:  # in the transport's worker thread
+    token = anyio.lowlevel.current_token()
+
+    def refuse(prefix: bytes, tail: bytes) -> None:  # in the reading thread
         answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
-        anyio.from_thread.run(send_answer, answer)
+        anyio.from_thread.run(send_answer, answer, token=token)
 
     read: deque[tuple[bytes, bytes]] = deque()
 
-    def note(line: bytes) -> None:  # in the transport's worker thread
+    def note(line: bytes) -> None:  # in the reading thread
         read.append((line[:HEAD_BYTES], line[-TAIL_BYTES:]))
 
-    lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse, note)
-    # The transport reads its stdin with readline() alone, through anyio's AsyncFile. Given a
-    # stdin, it leaves fd 0 as it is (fd 1 it still diverts to stderr): nothing here reads fd 0.
-    stdin = anyio.wrap_file(cast("IO[str]", lines))
-    async with stdio_server(stdin=stdin) as (reader, writer), writer.clone() as refusals:
+    # A copy of the descriptor with a buffer of its own: Python aborts at exit when a thread
+    # blocked in a read holds the lock of sys.stdin's buffer.
+    source = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    lines = BoundedLines(source, max_request_bytes, refuse, note)
+    give, take = anyio.create_memory_object_stream[str]()
+    threading.Thread(
+        target=_read_lines, args=(lines, give, token), name="lionmem stdin", daemon=True
+    ).start()
+    # The transport only iterates its stdin, as a stream iterates. Given one, it leaves fd 0
+    # as it is (fd 1 it still diverts to stderr).
+    stdin = cast("anyio.AsyncFile[str]", take)
+    async with (
+        take,
+        stdio_server(stdin=stdin) as (reader, writer),
+        writer.clone() as refusals,
+    ):
         # The clone keeps the transport's writer open until every answer was handed over.
         send.append(refusals.send)
         writer_ready.set()
