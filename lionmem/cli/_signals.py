@@ -46,21 +46,27 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def sigterm_as_ctrl_c() -> Iterator[Stop]:
-    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handler.
+    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handlers of both
+    (a command may ignore Ctrl-C for a while: ``add`` and ``delete`` waiting for a write).
 
-    Nothing changes off the main thread (only it can set handlers) or when Ctrl-C is ignored
-    from the start, as for a job a script starts in the background: there SIGINT would be
-    ignored, so SIGTERM keeps ending the process as the signal does.
+    Nothing changes off the main thread (only it can set handlers). SIGTERM keeps its handler
+    when Ctrl-C is ignored from the start, as for a job a script starts in the background
+    (SIGINT would be ignored there, so SIGTERM keeps ending the process as the signal does),
+    and when SIGTERM is not at its default, as when a parent ignores it for its children.
     """
     STOP.terminated = False
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    if threading.current_thread() is not threading.main_thread():
         yield STOP
         return
-    earlier = signal.signal(signal.SIGTERM, _on_sigterm)
+    ctrl_c = signal.getsignal(signal.SIGINT)
+    replace = (
+        ctrl_c is signal.default_int_handler and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    )
+    earlier = signal.signal(signal.SIGTERM, _on_sigterm) if replace else None
     try:
         yield STOP
     finally:
-        signal.signal(signal.SIGTERM, earlier)
+        if ctrl_c is not None:  # None: a handler not set from Python, which cannot be restored
+            signal.signal(signal.SIGINT, ctrl_c)
+        if earlier is not None:
+            signal.signal(signal.SIGTERM, earlier)
