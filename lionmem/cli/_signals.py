@@ -45,10 +45,13 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def sigterm_as_ctrl_c() -> Iterator[Stop]:
-    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handlers of both
-    (a command may ignore Ctrl-C for a while: ``add`` and ``delete`` waiting for a write).
+def sigterm_as_ctrl_c(*, process_exits: bool = False) -> Iterator[Stop]:
+    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handlers of both.
 
+    A command may ignore Ctrl-C for a while (``add`` and ``delete`` waiting for a begun write);
+    an in-process caller gets Ctrl-C back as it was. With ``process_exits`` (the block is the
+    whole command, the process exits after it) Ctrl-C ignored stays ignored, so that a Ctrl-C
+    or SIGTERM while Python exits cannot turn the outcome reported into a stop.
     Nothing changes off the main thread (only it can set handlers). SIGTERM keeps its handler
     when Ctrl-C is ignored from the start, as for a job a script starts in the background
     (SIGINT would be ignored there, so SIGTERM keeps ending the process as the signal does),
@@ -66,7 +69,9 @@ def sigterm_as_ctrl_c() -> Iterator[Stop]:
     try:
         yield STOP
     finally:
-        if ctrl_c is not None:  # None: a handler not set from Python, which cannot be restored
-            signal.signal(signal.SIGINT, ctrl_c)
-        if earlier is not None:
-            signal.signal(signal.SIGTERM, earlier)
+        # With process_exits, Ctrl-C the command ignores stays ignored, and SIGTERM with it.
+        if not (process_exits and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+            if ctrl_c is not None:  # None: a handler not set from Python, never restored
+                signal.signal(signal.SIGINT, ctrl_c)
+            if earlier is not None:
+                signal.signal(signal.SIGTERM, earlier)

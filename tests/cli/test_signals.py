@@ -49,3 +49,20 @@ def test_ctrl_c_ignored_in_the_block_is_handled_again_after_it() -> None:
     with sigterm_as_ctrl_c():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_ignored_in_the_command_the_process_runs_stays_ignored() -> None:
+    """As the whole command of the process (the script), Ctrl-C ignored by the command stays
+    ignored, and SIGTERM with it, so that neither can stop the process while it exits."""
+    with sigterm_as_ctrl_c(process_exits=True):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        during = signal.getsignal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is during
+
+
+def test_the_command_the_process_runs_leaves_ctrl_c_and_sigterm_as_it_found_them() -> None:
+    with sigterm_as_ctrl_c(process_exits=True):
+        pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
