@@ -54,19 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one ``lionmem`` command with ``argv`` (default ``sys.argv[1:]``); return its exit status.
-
-    Given ``argv`` (an in-process call), it leaves the handlers of Ctrl-C and SIGTERM as it
-    found them; without, as the process's command, Ctrl-C it ignored stays ignored to the exit.
-    """
+    """Run one ``lionmem`` command with ``argv`` (default ``sys.argv[1:]``); return its exit status."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
-    # Called without arguments, main is the command the process runs (the script, -m lionmem).
-    with sigterm_as_ctrl_c(process_exits=argv is None) as stop:
+    with sigterm_as_ctrl_c() as stop:
         return _run(handler, args, stop)
 
 

@@ -45,33 +45,29 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def sigterm_as_ctrl_c(*, process_exits: bool = False) -> Iterator[Stop]:
-    """Handle SIGTERM as SIGINT until the block ends, then restore the earlier handlers of both.
+def sigterm_as_ctrl_c() -> Iterator[Stop]:
+    """Handle SIGTERM as SIGINT until the block ends, then put SIGTERM's earlier handler back.
 
-    A command may ignore Ctrl-C for a while (``add`` and ``delete`` waiting for a begun write);
-    an in-process caller gets Ctrl-C back as it was. With ``process_exits`` (the block is the
-    whole command, the process exits after it) Ctrl-C ignored stays ignored, so that a Ctrl-C
-    or SIGTERM while Python exits cannot turn the outcome reported into a stop.
-    Nothing changes off the main thread (only it can set handlers). SIGTERM keeps its handler
-    when Ctrl-C is ignored from the start, as for a job a script starts in the background
-    (SIGINT would be ignored there, so SIGTERM keeps ending the process as the signal does),
-    and when SIGTERM is not at its default, as when a parent ignores it for its children.
+    A command that ignores Ctrl-C from some point on (``add`` and ``delete`` waiting for a begun
+    write, to their exit) leaves SIGTERM ignored with it, so that neither can turn the outcome
+    reported into a stop while the process exits. Nothing changes off the main thread (only it
+    can set handlers). SIGTERM keeps its handler when Ctrl-C is ignored from the start, as for a
+    job a script starts in the background (SIGINT would be ignored there, so SIGTERM keeps
+    ending the process as the signal does), and when SIGTERM is not at its default, as when a
+    parent ignores it for its children.
     """
     STOP.terminated = False
     if threading.current_thread() is not threading.main_thread():
         yield STOP
         return
-    ctrl_c = signal.getsignal(signal.SIGINT)
     replace = (
-        ctrl_c is signal.default_int_handler and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     )
     earlier = signal.signal(signal.SIGTERM, _on_sigterm) if replace else None
     try:
         yield STOP
     finally:
-        # With process_exits, Ctrl-C the command ignores stays ignored, and SIGTERM with it.
-        if not (process_exits and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
-            if ctrl_c is not None:  # None: a handler not set from Python, never restored
-                signal.signal(signal.SIGINT, ctrl_c)
-            if earlier is not None:
-                signal.signal(signal.SIGTERM, earlier)
+        if earlier is not None:
+            ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if ignored else earlier)

@@ -43,26 +43,18 @@ def test_sigterm_ignored_from_the_start_stays_ignored() -> None:
     assert (during, signal.getsignal(signal.SIGTERM)) == (signal.SIG_IGN, signal.SIG_IGN)
 
 
-def test_ctrl_c_ignored_in_the_block_is_handled_again_after_it() -> None:
-    """A command that ignores Ctrl-C for a while (``add`` waiting for a begun write) leaves
-    Ctrl-C as it found it to an in-process caller."""
+def test_ctrl_c_ignored_in_the_block_leaves_sigterm_ignored_with_it() -> None:
+    """A command that ignores Ctrl-C to its exit (``add`` waiting for a begun write) leaves
+    SIGTERM ignored too, so that neither can stop the process while it exits."""
     with sigterm_as_ctrl_c():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-
-def test_ctrl_c_ignored_in_the_command_the_process_runs_stays_ignored() -> None:
-    """As the whole command of the process (the script), Ctrl-C ignored by the command stays
-    ignored, and SIGTERM with it, so that neither can stop the process while it exits."""
-    with sigterm_as_ctrl_c(process_exits=True):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        during = signal.getsignal(signal.SIGTERM)
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    assert signal.getsignal(signal.SIGTERM) is during
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
 
 
-def test_the_command_the_process_runs_leaves_ctrl_c_and_sigterm_as_it_found_them() -> None:
-    with sigterm_as_ctrl_c(process_exits=True):
-        pass
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+def test_sigterm_is_left_alone_while_ctrl_c_is_ignored_from_the_start() -> None:
+    """A job a script starts in the background has Ctrl-C ignored: SIGTERM keeps its default."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with sigterm_as_ctrl_c():
+        during = signal.getsignal(signal.SIGTERM)
+    assert (during, signal.getsignal(signal.SIGTERM)) == (signal.SIG_DFL, signal.SIG_DFL)
