@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._output import print_item, print_items, say
+from lionmem.cli._signals import STOP
 from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -168,10 +169,11 @@ def _delete(args: argparse.Namespace) -> int:
 
 async def _outcome(command: str, write: Awaitable[_T]) -> _T:
     """Return the outcome of ``write``, the call that hands the command's one write to the
-    store, even when the command is interrupted (Ctrl-C) while it waits: the store completes a
-    write it has begun, so saying "interrupted" would be false, and a retry would add the item
-    again. The interruption is noted on stderr; a further Ctrl-C is ignored until the command
-    ends (it reports the outcome and closes the store), so none can misreport a write done."""
+    store, even when the command is interrupted (Ctrl-C or SIGTERM) while it waits: the store
+    completes a write it has begun, so saying "interrupted" would be false, and a retry would
+    add the item again. The interruption is noted on stderr; a further Ctrl-C or SIGTERM is
+    ignored until the command ends (it reports the outcome and closes the store), so none can
+    misreport a write done."""
     handed = asyncio.ensure_future(write)
     try:
         return await asyncio.shield(handed)
@@ -182,7 +184,7 @@ async def _outcome(command: str, write: Awaitable[_T]) -> _T:
     if task is not None:  # the interruption is handled here, not by the task's later awaits
         task.uncancel()
     print(
-        f"lionmem {command}: interrupted; waiting for the write the store has begun",
+        f"lionmem {command}: {STOP.word}; waiting for the write the store has begun",
         file=sys.stderr,
     )
     signal.signal(signal.SIGINT, signal.SIG_IGN)

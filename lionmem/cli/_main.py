@@ -5,7 +5,8 @@ A command module has ``register(commands)``, which adds its subparsers (each wit
 status); adding a command is one module and one line in ``COMMANDS``. ``main`` turns
 ``CommandError``, ``StoreSelectionError``, store errors and failed file operations (a full
 disk) into one line on stderr and exit status 2, so a person sees what to fix and never a
-traceback.
+traceback. Ctrl-C ends a command with ``interrupted`` and exit status 130; SIGTERM, handled as
+Ctrl-C (``lionmem.cli._signals``), with ``terminated`` and 143.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from importlib import import_module
 
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
 from lionmem.cli._output import visible
+from lionmem.cli._signals import Stop, sigterm_as_ctrl_c
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
 
@@ -59,6 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
+    with sigterm_as_ctrl_c() as stop:
+        return _run(handler, args, stop)
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace, stop: Stop) -> int:
+    """Run ``handler``; turn the failures ``main`` describes into a line and an exit status."""
     try:
         _check_streams(args)
         return handler(args)
@@ -67,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A file name or a stored value in the message: shown, never acted on by the terminal.
         print(f"lionmem {args.command}: {visible(text)}", file=sys.stderr)
         return USAGE
-    except KeyboardInterrupt:
-        print(f"lionmem {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (handled as Ctrl-C)
+        print(f"lionmem {args.command}: {stop.word}", file=sys.stderr)
+        return stop.status
     except BrokenPipeError:
         # The reader went away (``lionmem export | head``): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.

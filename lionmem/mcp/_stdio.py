@@ -1,7 +1,9 @@
 """The MCP server over stdio: a cap on one request's size, and every request answered at the end.
 
-The SDK's stdio transport takes one JSON-RPC message per line from a text file it iterates;
-``BoundedLines`` is that file. A line of at most the cap (its newline not counted) comes back
+The SDK's stdio transport takes one JSON-RPC message per line from a stream it iterates; the
+lines of ``BoundedLines``, read in a daemon thread, fill that stream, and another daemon thread
+writes the answers, so that a stop (Ctrl-C, SIGTERM) waits for no read of stdin and no write
+to a client that stopped reading stdout. A line of at most the cap (its newline not counted) comes back
 whole, decoded as the SDK decodes stdin; a longer one is never held: once more than the cap is
 read, the rest is read and dropped in chunks up to its newline. Its answer, an Invalid
 Request error, goes out on a clone of the transport's write stream, with the request's id when
@@ -14,18 +16,24 @@ read was answered or ended unanswered (cancelled by the client), or ``END_WAIT``
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import os
 import re
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from functools import partial
 from types import TracebackType
-from typing import IO, Any, Protocol, Self, cast
+from typing import Any, BinaryIO, Protocol, Self, cast
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
@@ -72,7 +80,7 @@ class BoundedLines:
     in chunks and dropped; then ``on_oversized`` gets its first ``max_bytes + 2`` bytes and its
     last ``TAIL_BYTES``, so no more than that plus ``DISCARD_CHUNK`` bytes are held at once. A
     last line without a newline counts as a line.
-    ``readline`` blocks on ``source``; the transport calls it in a worker thread, where
+    ``readline`` blocks on ``source``; the server calls it in a thread of its own, where
     ``on_oversized`` runs too, and ``on_line``, given each line returned (as bytes).
     """
 
@@ -407,6 +415,105 @@ class _Answers(_Closing):
                 self._open.settle(item.message.id)
 
 
+def _say(text: str) -> None:
+    print(f"lionmem mcp: {text}", file=sys.stderr, flush=True)
+
+
+def _read_lines(
+    lines: BoundedLines,
+    source: BinaryIO,
+    give: MemoryObjectSendStream[str],
+    token: anyio.lowlevel.EventLoopToken,
+) -> None:
+    """Hand each line of ``lines`` (read from ``source``) to ``give`` once the transport takes
+    it; close ``give`` at the end of input, and ``source`` once the reading ends.
+
+    A daemon thread runs this: a stop (Ctrl-C, SIGTERM) abandons the read waiting for stdin,
+    and the process exits without it, where an anyio worker thread would hold both up until
+    the client wrote a line or closed stdin. Once the server is gone the thread just ends. A
+    read that fails (an I/O error) is said in one line on stderr and ends the input.
+    """
+    try:
+        while line := lines.readline():
+            anyio.from_thread.run(give.send, line, token=token)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError):
+        return  # the server stopped: nothing takes the lines any more
+    except OSError as error:
+        _say(f"cannot read standard input: {error.strerror or error}")
+    finally:
+        source.close()
+        with suppress(anyio.RunFinishedError):
+            anyio.from_thread.run_sync(give.close, token=token)
+
+
+class _Output:
+    """The transport's stdout: ``write`` hands a line to the thread writing the answers.
+
+    The stream holds no line: ``write`` waits until the thread takes it, so a client that
+    reads slowly slows the server down as a pipe would, and a stop cancels the wait.
+    """
+
+    def __init__(self, put: MemoryObjectSendStream[str]) -> None:
+        self._put = put
+
+    async def write(self, text: str) -> None:
+        with suppress(anyio.BrokenResourceError):  # the thread is gone: nothing can be written
+            await self._put.send(text)
+
+    async def flush(self) -> None:
+        """Nothing: the thread writes each line whole, unbuffered."""
+
+
+def _write_lines(
+    wire: int,
+    take: MemoryObjectReceiveStream[str],
+    done: anyio.Event,
+    token: anyio.lowlevel.EventLoopToken,
+) -> None:
+    """Write each line ``take`` gives to the descriptor ``wire`` until ``take`` ends; then close
+    both and set ``done``.
+
+    A daemon thread runs this: a stop (Ctrl-C, SIGTERM) while a write blocks (a client that
+    stopped reading) abandons it and the lines not written yet, since the client was not
+    reading them, where an anyio worker thread would hold the stop up until the client read.
+    A write that fails (the client closed its end) is said in one line on stderr; the lines
+    after it are dropped.
+    """
+    failed = False
+    try:
+        while True:
+            try:
+                line = anyio.from_thread.run(take.receive, token=token)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.RunFinishedError):
+                return
+            data = memoryview(line.encode("utf-8"))
+            while data and not failed:
+                try:
+                    data = data[os.write(wire, data) :]
+                except OSError as error:
+                    failed = True
+                    _say(f"cannot write standard output: {error.strerror or error}")
+    finally:
+        os.close(wire)
+        with suppress(anyio.RunFinishedError):
+            anyio.from_thread.run_sync(take.close, token=token)
+            anyio.from_thread.run_sync(done.set, token=token)
+
+
+def _is_a_stop(group: BaseExceptionGroup[BaseException]) -> bool:
+    """Whether ``group`` is what a stop (Ctrl-C, SIGTERM) leaves of the transport: this task
+    is being cancelled, and its tasks failed only on streams the stop closed under them."""
+    task = asyncio.current_task()
+    _, rest = group.split(
+        (anyio.BrokenResourceError, anyio.ClosedResourceError, asyncio.CancelledError)
+    )
+    return rest is None and task is not None and task.cancelling() > 0
+
+
+def _start(target: Callable[..., None], name: str, *args: Any) -> None:
+    threading.Thread(target=target, args=args, name=name, daemon=True).start()
+
+
 async def serve_stdio(
     server: Server[Any], *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 ) -> None:
@@ -424,28 +531,56 @@ async def serve_stdio(
         await writer_ready.wait()
         await send[0](answer)
 
-    def refuse(prefix: bytes, tail: bytes) -> None:  # in the transport's worker thread
+    token = anyio.lowlevel.current_token()
+
+    def refuse(prefix: bytes, tail: bytes) -> None:  # in the reading thread
         answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
-        anyio.from_thread.run(send_answer, answer)
+        anyio.from_thread.run(send_answer, answer, token=token)
 
     read: deque[tuple[bytes, bytes]] = deque()
 
-    def note(line: bytes) -> None:  # in the transport's worker thread
+    def note(line: bytes) -> None:  # in the reading thread
         read.append((line[:HEAD_BYTES], line[-TAIL_BYTES:]))
 
-    lines = BoundedLines(sys.stdin.buffer, max_request_bytes, refuse, note)
-    # The transport reads its stdin with readline() alone, through anyio's AsyncFile. Given a
-    # stdin, it leaves fd 0 as it is (fd 1 it still diverts to stderr): nothing here reads fd 0.
-    stdin = anyio.wrap_file(cast("IO[str]", lines))
-    async with stdio_server(stdin=stdin) as (reader, writer), writer.clone() as refusals:
-        # The clone keeps the transport's writer open until every answer was handed over.
-        send.append(refusals.send)
-        writer_ready.set()
-        # When stdin ends the SDK cancels the requests still running: it sees the end only once
-        # each request read was answered, or cancelled by the client.
-        requests = _Open()
-        await server.run(
-            _Requests(reader, requests, read, send_answer),
-            _Answers(writer, requests),
-            server.create_initialization_options(),
-        )
+    # Copies of the descriptors, each closed by its thread: Python aborts at exit when a
+    # thread blocked in a read holds the lock of sys.stdin's buffer.
+    source = os.fdopen(os.dup(0), "rb")
+    lines = BoundedLines(source, max_request_bytes, refuse, note)
+    give, take = anyio.create_memory_object_stream[str]()
+    _start(_read_lines, "lionmem stdin", lines, source, give, token)
+    put, answers = anyio.create_memory_object_stream[str]()
+    written = anyio.Event()
+    # Given its streams, the transport leaves fd 0 and fd 1 as they are; fd 1 goes to stderr
+    # while serving, as the transport would send it, so that stray output misses the wire.
+    wire, saved = os.dup(1), os.dup(1)
+    os.dup2(2, 1)
+    _start(_write_lines, "lionmem stdout", wire, answers, written, token)
+    # The transport only iterates its stdin and writes lines to its stdout.
+    stdin = cast("anyio.AsyncFile[str]", take)
+    stdout = cast("anyio.AsyncFile[str]", _Output(put))
+    try:
+        async with (
+            put,
+            take,
+            stdio_server(stdin=stdin, stdout=stdout) as (reader, writer),
+            writer.clone() as refusals,
+        ):
+            # The clone keeps the transport's writer open until every answer was handed over.
+            send.append(refusals.send)
+            writer_ready.set()
+            # When stdin ends the SDK cancels the requests still running: it sees the end only
+            # once each request read was answered, or cancelled by the client.
+            requests = _Open()
+            await server.run(
+                _Requests(reader, requests, read, send_answer),
+                _Answers(writer, requests),
+                server.create_initialization_options(),
+            )
+    except BaseExceptionGroup as group:
+        if _is_a_stop(group):
+            raise asyncio.CancelledError from None
+        raise
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    await written.wait()  # the last answers handed over are written before the server returns

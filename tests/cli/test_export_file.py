@@ -611,9 +611,11 @@ def _many_items(folder: Path, count: int) -> Path:
 
 
 @pytest.mark.slow
-def test_sigterm_mid_export_leaves_an_earlier_file_as_it_was(tmp_path: Path) -> None:
-    """SIGTERM while ``export --out`` writes ends the process as the signal does; an earlier file
-    of that name is left whole (only the hidden temporary file may stay beside it)."""
+def test_sigterm_mid_export_removes_its_temporary_file_and_keeps_an_earlier_file(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM while ``export --out`` writes is handled as Ctrl-C: the export says so, exits
+    143, removes its hidden temporary file and leaves an earlier file of that name whole."""
     db = _many_items(tmp_path, 100_000)
     (tmp_path / "e.jsonl").write_text("an earlier export\n", encoding="utf-8")
     command = [str(LIONMEM), "export", "--db", str(db), "--out", "e.jsonl"]
@@ -627,8 +629,9 @@ def test_sigterm_mid_export_leaves_an_earlier_file_as_it_was(tmp_path: Path) -> 
         time.sleep(0.001)
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=60)
-    assert (process.returncode, stdout, stderr) == (-signal.SIGTERM, b"", b"")
+    assert (process.returncode, stdout, stderr) == (143, b"", b"lionmem export: terminated\n")
     assert (tmp_path / "e.jsonl").read_text("utf-8") == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["e.jsonl", "many.db"]
 
 
 def test_the_complete_file_is_on_the_disk_before_it_replaces_the_old_one(

@@ -53,11 +53,11 @@ def _opened(pid: int, db: Path) -> bool:
 
 
 def _interrupted_while_waiting(
-    db: Path, *args: str, until_it_ends: bool = False
+    db: Path, *args: str, until_it_ends: bool = False, sent: signal.Signals = signal.SIGINT
 ) -> tuple[int, str, str]:
     """Run ``lionmem ARGS --db DB`` while another process holds the lock; once it has opened
-    the database, send SIGINT twice, half a second apart (then, ``until_it_ends``, every 50 ms
-    until it exits); return its exit status and output."""
+    the database, send SIGINT (or ``sent``) twice, half a second apart (then, ``until_it_ends``,
+    every 50 ms until it exits); return its exit status and output."""
     with _locked(db):
         process = subprocess.Popen(
             [str(LIONMEM), *args, "--db", str(db)],
@@ -74,10 +74,10 @@ def _interrupted_while_waiting(
         time.sleep(0.5)
         for _ in range(2):
             assert process.poll() is None, "the command ended before it could be interrupted"
-            process.send_signal(signal.SIGINT)
+            process.send_signal(sent)
             time.sleep(0.5)
         while until_it_ends and process.poll() is None:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(sent)
             time.sleep(0.05)
         status, stdout, stderr = finished(process, timeout=60)
     return status, stdout.decode("utf-8"), stderr.decode("utf-8")
@@ -100,6 +100,23 @@ def test_add_interrupted_while_the_database_is_locked_reports_the_stored_item(
     assert (status, stderr) == (
         0,
         "lionmem add: interrupted; waiting for the write the store has begun\n",
+    )
+    stored = lionmem("get", stdout.strip(), "--db", db, cwd=tmp_path)
+    assert (stored.status, json.loads(stored.stdout)["content"]) == (0, "zzz")
+    assert _contents(db) == ["first", "zzz"]
+
+
+def test_add_given_sigterm_while_the_database_is_locked_reports_the_stored_item(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM is handled as Ctrl-C, in its own words: ``add`` waits for the write it handed
+    to the store, prints its id and exits 0; the second SIGTERM changes nothing."""
+    db = tmp_path / "lk.db"
+    assert lionmem("add", "first", "--db", db, cwd=tmp_path).status == 0
+    status, stdout, stderr = _interrupted_while_waiting(db, "add", "zzz", sent=signal.SIGTERM)
+    assert (status, stderr) == (
+        0,
+        "lionmem add: terminated; waiting for the write the store has begun\n",
     )
     stored = lionmem("get", stdout.strip(), "--db", db, cwd=tmp_path)
     assert (stored.status, json.loads(stored.stdout)["content"]) == (0, "zzz")

@@ -339,8 +339,16 @@ def test_sigkill_mid_import_leaves_none_of_that_import(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
-    """SIGINT while an import writes: it stops soon, says so, exits 130 and stores none of it."""
+@pytest.mark.parametrize(
+    ("sent", "done"),
+    [(signal.SIGINT, (130, "interrupted")), (signal.SIGTERM, (143, "terminated"))],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stop_mid_import_rolls_back_and_says_so(
+    tmp_path: Path, sent: signal.Signals, done: tuple[int, str]
+) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM while an import writes: it stops soon, says so, exits 130
+    or 143 and stores none of it."""
     db, before = _store_with_two_items(tmp_path)
     _big_file(tmp_path / "big.jsonl", 400_000)
     wal = db.with_name(db.name + "-wal")
@@ -357,9 +365,10 @@ def test_ctrl_c_mid_import_rolls_back_and_exits_130(tmp_path: Path) -> None:
         assert process.poll() is None, "the import ended before it could be interrupted"
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     stdout, stderr = process.communicate(timeout=30)
-    assert (process.returncode, stdout, stderr) == (130, "", "lionmem import: interrupted\n")
+    status, word = done
+    assert (process.returncode, stdout, stderr) == (status, "", f"lionmem import: {word}\n")
     assert _export(db) == before
 
 

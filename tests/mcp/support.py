@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -156,9 +156,17 @@ def call_request(request_id: int | str, name: str, arguments: dict[str, Any]) ->
 class RawServer:
     """``lionmem mcp`` over pipes, written and read one JSON line at a time."""
 
-    def __init__(self, db: Path, *arguments: str, initialize: bool = True) -> None:
+    def __init__(
+        self,
+        db: Path,
+        *arguments: str,
+        initialize: bool = True,
+        launcher: Sequence[str] = (),
+    ) -> None:
+        """Start the server (through ``launcher``, a command that runs the rest of its
+        arguments, when given); ``initialize`` it unless told not to."""
         self.process = subprocess.Popen(
-            server_command("--db", str(db), *arguments),
+            [*launcher, *server_command("--db", str(db), *arguments)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,0 +1,73 @@
+"""SIGTERM handled as Ctrl-C: what a supervisor (systemd, ``docker stop``, ``kill``) sends
+stops a command the way Ctrl-C does, with its own word and exit status.
+
+``sigterm_as_ctrl_c()`` installs, while a command runs, a SIGTERM handler that notes the signal
+and raises SIGINT in this process, so whatever handles Ctrl-C at that moment handles SIGTERM
+too: Python's ``KeyboardInterrupt``, ``asyncio.run`` (which cancels its main task), or a
+command's window that ignores Ctrl-C. The HTTP server installs its own handlers while it serves.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["STOP", "Stop", "sigterm_as_ctrl_c"]
+
+
+class Stop:
+    """How the running command was stopped: by Ctrl-C (SIGINT) or by SIGTERM."""
+
+    def __init__(self) -> None:
+        self.terminated = False
+
+    @property
+    def word(self) -> str:
+        """``terminated`` once SIGTERM arrived, else ``interrupted``."""
+        return "terminated" if self.terminated else "interrupted"
+
+    @property
+    def status(self) -> int:
+        """The exit status of a command stopped by the signal: 128 plus its number."""
+        return 128 + (signal.SIGTERM if self.terminated else signal.SIGINT)
+
+
+STOP = Stop()
+"""The stop of the command running now (``sigterm_as_ctrl_c`` resets it)."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    STOP.terminated = True
+    signal.raise_signal(signal.SIGINT)
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[Stop]:
+    """Handle SIGTERM as SIGINT until the block ends, then put SIGTERM's earlier handler back.
+
+    A command that ignores Ctrl-C from some point on (``add`` and ``delete`` waiting for a begun
+    write, to their exit) leaves SIGTERM ignored with it, so that neither can turn the outcome
+    reported into a stop while the process exits. Nothing changes off the main thread (only it
+    can set handlers). SIGTERM keeps its handler when Ctrl-C is ignored from the start, as for a
+    job a script starts in the background (SIGINT would be ignored there, so SIGTERM keeps
+    ending the process as the signal does), and when SIGTERM is not at its default, as when a
+    parent ignores it for its children.
+    """
+    STOP.terminated = False
+    if threading.current_thread() is not threading.main_thread():
+        yield STOP
+        return
+    replace = (
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    )
+    earlier = signal.signal(signal.SIGTERM, _on_sigterm) if replace else None
+    try:
+        yield STOP
+    finally:
+        if earlier is not None:
+            ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if ignored else earlier)

@@ -1,0 +1,218 @@
+"""Ctrl-C (SIGINT) and SIGTERM stop ``lionmem mcp`` over stdio after it closed its store.
+
+What a supervisor sends (systemd, ``docker stop``) is handled as Ctrl-C, in its own words and
+exit status. The server runs as a subprocess over pipes; stdin stays open, so the signal and
+not the end of input stops it, whether requests are flowing or the client stopped reading.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lionmem import SQLiteMemoryStore
+from tests.mcp.support import RawServer, call_request, server_command
+
+STOPS = pytest.mark.parametrize(
+    ("sent", "done"),
+    [(signal.SIGINT, (130, "interrupted")), (signal.SIGTERM, (143, "terminated"))],
+    ids=["ctrl-c", "sigterm"],
+)
+
+F_GETPIPE_SZ = 1032  # Linux's fcntl command for a pipe's capacity (not in Python 3.11's fcntl)
+
+
+async def _contents(db: Path) -> list[tuple[str, str]]:
+    async with SQLiteMemoryStore(db) as store:
+        return sorted([(str(item.id), item.content) async for item in store.items()])
+
+
+def _stopped(server: RawServer, sent: signal.Signals) -> tuple[int, str]:
+    """Send ``sent`` to the server; its exit status and stderr (``TimeoutExpired`` if it has
+    not exited 30 s later)."""
+    server.process.send_signal(sent)
+    status = server.process.wait(timeout=30)
+    assert server.process.stderr is not None
+    return status, server.process.stderr.read().decode("utf-8")
+
+
+def _unread(server: RawServer) -> int:
+    """How many bytes the server wrote to its stdout that the test has not read."""
+    count = bytearray(4)
+    fcntl.ioctl(server.stdout.fileno(), termios.FIONREAD, count)
+    return int.from_bytes(count, sys.byteorder)
+
+
+def _flood(server: RawServer, lines: list[bytes]) -> threading.Thread:
+    """Write ``lines`` to the server's stdin, again and again, from a thread, until the pipe
+    breaks (the server exited)."""
+
+    def write() -> None:
+        try:
+            while True:
+                for line in lines:  # unbuffered, so that closing stdin writes nothing more
+                    os.write(server.stdin.fileno(), line)
+        except OSError:  # EPIPE, or EBADF once the test closed stdin
+            return
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+@STOPS
+async def test_a_stop_signal_closes_the_store_and_says_so(
+    tmp_path: Path, sent: signal.Signals, done: tuple[int, str]
+) -> None:
+    """After answering a store, the server given the signal closes its store (SQLite removes
+    its write-ahead log with the last connection), says so and exits 130 or 143."""
+    db = tmp_path / "memory.db"
+    wal = tmp_path / "memory.db-wal"
+    server = RawServer(db)
+    try:
+        stored = server.call(2, "memory_store", {"content": "kept"})
+        assert wal.exists()  # the store is open
+        status, errors = _stopped(server, sent)
+        rest = server.stdout.read()
+    finally:
+        server.kill()
+    status_wanted, word = done
+    assert (status, rest, errors) == (
+        status_wanted,
+        b"",
+        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+    assert await _contents(db) == [(stored["structuredContent"]["id"], "kept")]
+
+
+@STOPS
+async def test_a_stop_while_requests_flow_closes_the_store_and_keeps_every_answered_store(
+    tmp_path: Path, sent: signal.Signals, done: tuple[int, str]
+) -> None:
+    """The signal while the client writes stores and lists as fast as it can, and reads the
+    answers: the server stops as it does when idle, and each store it answered is stored."""
+    db = tmp_path / "memory.db"
+    server = RawServer(db)
+    acknowledged: list[tuple[str, str]] = []
+    enough = threading.Event()
+
+    def read() -> None:
+        for line in server.stdout:
+            answer = json.loads(line)
+            content = answer["id"].removeprefix("store-")
+            if content != answer["id"] and "result" in answer:  # a store answered
+                acknowledged.append((answer["result"]["structuredContent"]["id"], content))
+            if len(acknowledged) >= 50:
+                enough.set()
+        enough.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    lines = [
+        json.dumps(call_request(f"store-{n}", "memory_store", {"content": f"{n}"})).encode()
+        + b"\n"
+        + b'{"jsonrpc":"2.0","id":"list","method":"tools/list"}\n'
+        for n in range(100_000)
+    ]
+    writer = _flood(server, lines)
+    try:
+        assert enough.wait(timeout=60)
+        assert server.process.poll() is None, "the server ended before it was stopped"
+        status, errors = _stopped(server, sent)
+        reader.join(timeout=30)
+        writer.join(timeout=30)
+    finally:
+        server.kill()
+    status_wanted, word = done
+    assert (status, errors) == (
+        status_wanted,
+        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+    assert set(acknowledged) <= set(await _contents(db))
+
+
+@STOPS
+def test_a_stop_while_the_client_reads_no_answer_closes_the_store(
+    tmp_path: Path, sent: signal.Signals, done: tuple[int, str]
+) -> None:
+    """The signal while the server's answers fill stdout, which the client stopped reading:
+    the answers not written are dropped, and the server stops as it does when idle."""
+    db = tmp_path / "memory.db"
+    server = RawServer(db)
+    writer = _flood(server, [b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'])
+    try:
+        # Full: the answers fill half the pipe (it is never filled to the byte) and stop
+        # growing, the server waiting to write the next.
+        capacity = fcntl.fcntl(server.stdout.fileno(), F_GETPIPE_SZ)
+        deadline = time.monotonic() + 60
+        unread = [-1, _unread(server)]
+        while unread[-1] < capacity // 2 or unread[-1] != unread[-2]:
+            assert time.monotonic() < deadline, "the answers never filled the pipe"
+            time.sleep(0.1)
+            unread.append(_unread(server))
+        status, errors = _stopped(server, sent)
+        writer.join(timeout=30)
+    finally:
+        server.kill()
+    status_wanted, word = done
+    assert (status, errors) == (
+        status_wanted,
+        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+
+
+def test_sigterm_ignored_from_the_start_stays_ignored(tmp_path: Path) -> None:
+    """A server started with SIGTERM ignored (a parent's choice, as ``nohup`` makes it for
+    SIGHUP) keeps ignoring it: it answers the next request and ends with stdin, exit 0."""
+    db = tmp_path / "memory.db"
+    ignoring = (
+        "import os, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "os.execv(sys.executable, sys.argv[1:])"
+    )
+    server = RawServer(db, launcher=(sys.executable, "-c", ignoring))
+    try:
+        server.process.send_signal(signal.SIGTERM)
+        answer = server.call(2, "memory_store", {"content": "after"})
+        status, rest, errors = server.finish()
+    finally:
+        server.kill()
+    assert answer["isError"] is False
+    assert (status, rest, errors) == (0, b"", f"lionmem mcp: serving {db} over stdio\n".encode())
+
+
+def test_a_failing_read_of_stdin_is_one_line_and_ends_the_input(tmp_path: Path) -> None:
+    """stdin that cannot be read (here a file open for writing only: EBADF) ends the input:
+    the server says so in one line, without a traceback, and exits 0 after closing its store."""
+    db = tmp_path / "memory.db"
+    write_only = os.open(tmp_path / "input", os.O_WRONLY | os.O_CREAT)
+    try:
+        done = subprocess.run(
+            server_command("--db", str(db)),
+            stdin=write_only,
+            capture_output=True,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_only)
+    assert (done.returncode, done.stdout, done.stderr.decode("utf-8")) == (
+        0,
+        b"",
+        f"lionmem mcp: serving {db} over stdio\n"
+        "lionmem mcp: cannot read standard input: Bad file descriptor\n",
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["input", "memory.db"]
