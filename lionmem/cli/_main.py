@@ -98,11 +98,20 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace,
 
 def _check_streams(args: argparse.Namespace) -> None:
     """Give a closed stderr (``2>&-``) the null device, since print(file=None) would write the
-    messages to stdout; raise ``CommandError``
-    for a closed stdout (``>&-``) unless ``--out`` carries the data, as the result would be
-    lost (``mcp`` has no use of stdout over HTTP and handles it over stdio)."""
+    messages to stdout; raise ``CommandError`` for a closed stdout (``>&-``) unless ``--out``
+    carries the data, as the result would be lost (``mcp`` over HTTP has no use of stdout).
+    Over stdio, ``mcp`` answers on stdout, and a closed stdin (``<&-``) gets the null device:
+    no requests, so the server ends at once."""
+    stdio = args.command == "mcp" and getattr(args, "http", None) is None
+    if sys.stdin is None and stdio:
+        # Before any other file: the null device takes descriptor 0, which the server reads, so
+        # that no descriptor opened later (the event loop's) takes its number.
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115  # open until exit
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115  # open until exit
+    if sys.stdout is None and stdio:
+        msg = "standard output is closed: the server answers on it; redirect it, or serve --http"
+        raise CommandError(msg)
     if sys.stdout is None and args.command != "mcp":
         out = getattr(args, "out", None)
         if out in (None, "-") or _names_stdout(str(out)):

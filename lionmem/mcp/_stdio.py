@@ -17,9 +17,11 @@ read was answered or ended unanswered (cancelled by the client), or ``END_WAIT``
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import os
 import re
+import select
 import sys
 import threading
 from collections import Counter, deque
@@ -419,6 +421,10 @@ def _say(text: str) -> None:
     print(f"lionmem mcp: {text}", file=sys.stderr, flush=True)
 
 
+_LOOP_GONE = (anyio.RunFinishedError, RuntimeError, concurrent.futures.CancelledError)
+"""What a thread's call into the event loop raises once the loop has ended (or is ending)."""
+
+
 def _read_lines(
     lines: BoundedLines,
     source: BinaryIO,
@@ -436,13 +442,13 @@ def _read_lines(
     try:
         while line := lines.readline():
             anyio.from_thread.run(give.send, line, token=token)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError):
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, *_LOOP_GONE):
         return  # the server stopped: nothing takes the lines any more
     except OSError as error:
         _say(f"cannot read standard input: {error.strerror or error}")
     finally:
         source.close()
-        with suppress(anyio.RunFinishedError):
+        with suppress(*_LOOP_GONE):
             anyio.from_thread.run_sync(give.close, token=token)
 
 
@@ -468,6 +474,7 @@ def _write_lines(
     wire: int,
     take: MemoryObjectReceiveStream[str],
     done: anyio.Event,
+    failed: Callable[[OSError], None],
     token: anyio.lowlevel.EventLoopToken,
 ) -> None:
     """Write each line ``take`` gives to the descriptor ``wire`` until ``take`` ends; then close
@@ -476,26 +483,29 @@ def _write_lines(
     A daemon thread runs this: a stop (Ctrl-C, SIGTERM) while a write blocks (a client that
     stopped reading) abandons it and the lines not written yet, since the client was not
     reading them, where an anyio worker thread would hold the stop up until the client read.
-    A write that fails (the client closed its end) is said in one line on stderr; the lines
-    after it are dropped.
+    A write that fails (the client closed its end) goes to ``failed``, on the event loop; the
+    lines after it are dropped. A non-blocking descriptor that is full is waited for.
     """
-    failed = False
+    broken = False
     try:
         while True:
             try:
                 line = anyio.from_thread.run(take.receive, token=token)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.RunFinishedError):
+            except (anyio.EndOfStream, anyio.ClosedResourceError, *_LOOP_GONE):
                 return
             data = memoryview(line.encode("utf-8"))
-            while data and not failed:
+            while data and not broken:
                 try:
                     data = data[os.write(wire, data) :]
+                except BlockingIOError:
+                    select.select([], [wire], [])
                 except OSError as error:
-                    failed = True
-                    _say(f"cannot write standard output: {error.strerror or error}")
+                    broken = True
+                    with suppress(*_LOOP_GONE):
+                        anyio.from_thread.run_sync(failed, error, token=token)
     finally:
         os.close(wire)
-        with suppress(anyio.RunFinishedError):
+        with suppress(*_LOOP_GONE):
             anyio.from_thread.run_sync(take.close, token=token)
             anyio.from_thread.run_sync(done.set, token=token)
 
@@ -508,6 +518,54 @@ def _is_a_stop(group: BaseExceptionGroup[BaseException]) -> bool:
         (anyio.BrokenResourceError, anyio.ClosedResourceError, asyncio.CancelledError)
     )
     return rest is None and task is not None and task.cancelling() > 0
+
+
+class _ExtraAnswers:
+    """Answers the server sends beside the SDK's (a request too large, a line that is no
+    message), through a clone of the transport's writer once it exists."""
+
+    def __init__(self) -> None:
+        self._ready = anyio.Event()
+        self._send: Callable[[SessionMessage], Awaitable[None]] | None = None
+
+    def attach(self, send: Callable[[SessionMessage], Awaitable[None]]) -> None:
+        self._send = send
+        self._ready.set()
+
+    async def send(self, answer: SessionMessage) -> None:
+        await self._ready.wait()
+        assert self._send is not None
+        await self._send(answer)
+
+
+async def _run(
+    server: Server[Any],
+    stdin: anyio.AsyncFile[str],
+    stdout: anyio.AsyncFile[str],
+    read: deque[tuple[bytes, bytes]],
+    extra: _ExtraAnswers,
+) -> None:
+    """Run ``server`` on the SDK's stdio transport over ``stdin`` and ``stdout``; a stop
+    (Ctrl-C, SIGTERM) ends it as a cancellation, not as the errors it leaves (``_is_a_stop``)."""
+    try:
+        async with (
+            stdio_server(stdin=stdin, stdout=stdout) as (reader, writer),
+            writer.clone() as refusals,
+        ):
+            # The clone keeps the transport's writer open until every answer was handed over.
+            extra.attach(refusals.send)
+            # When stdin ends the SDK cancels the requests still running: it sees the end only
+            # once each request read was answered, or cancelled by the client.
+            requests = _Open()
+            await server.run(
+                _Requests(reader, requests, read, extra.send),
+                _Answers(writer, requests),
+                server.create_initialization_options(),
+            )
+    except BaseExceptionGroup as group:
+        if _is_a_stop(group):
+            raise asyncio.CancelledError from group
+        raise
 
 
 def _start(target: Callable[..., None], name: str, *args: Any) -> None:
@@ -524,18 +582,12 @@ async def serve_stdio(
     for a cap under 1024 bytes.
     """
     check_request_cap(max_request_bytes)
-    writer_ready = anyio.Event()
-    send: list[Callable[[SessionMessage], Awaitable[None]]] = []
-
-    async def send_answer(answer: SessionMessage) -> None:
-        await writer_ready.wait()
-        await send[0](answer)
-
+    extra = _ExtraAnswers()
     token = anyio.lowlevel.current_token()
 
     def refuse(prefix: bytes, tail: bytes) -> None:  # in the reading thread
         answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
-        anyio.from_thread.run(send_answer, answer, token=token)
+        anyio.from_thread.run(extra.send, answer, token=token)
 
     read: deque[tuple[bytes, bytes]] = deque()
 
@@ -550,37 +602,32 @@ async def serve_stdio(
     _start(_read_lines, "lionmem stdin", lines, source, give, token)
     put, answers = anyio.create_memory_object_stream[str]()
     written = anyio.Event()
-    # Given its streams, the transport leaves fd 0 and fd 1 as they are; fd 1 goes to stderr
-    # while serving, as the transport would send it, so that stray output misses the wire.
-    wire, saved = os.dup(1), os.dup(1)
-    os.dup2(2, 1)
-    _start(_write_lines, "lionmem stdout", wire, answers, written, token)
+    serving = anyio.CancelScope()
+    broken: list[OSError] = []
+
+    def failed(error: OSError) -> None:  # on the loop: no answer can reach the client any more
+        broken.append(error)
+        serving.cancel()
+
     # The transport only iterates its stdin and writes lines to its stdout.
     stdin = cast("anyio.AsyncFile[str]", take)
     stdout = cast("anyio.AsyncFile[str]", _Output(put))
+    saved = os.dup(1)
     try:
-        async with (
-            put,
-            take,
-            stdio_server(stdin=stdin, stdout=stdout) as (reader, writer),
-            writer.clone() as refusals,
-        ):
-            # The clone keeps the transport's writer open until every answer was handed over.
-            send.append(refusals.send)
-            writer_ready.set()
-            # When stdin ends the SDK cancels the requests still running: it sees the end only
-            # once each request read was answered, or cancelled by the client.
-            requests = _Open()
-            await server.run(
-                _Requests(reader, requests, read, send_answer),
-                _Answers(writer, requests),
-                server.create_initialization_options(),
-            )
-    except BaseExceptionGroup as group:
-        if _is_a_stop(group):
-            raise asyncio.CancelledError from None
-        raise
+        # Given its streams, the transport leaves fd 0 and fd 1 as they are; fd 1 goes to
+        # stderr while serving, as the transport would send it, so that stray output misses
+        # the wire.
+        wire = os.dup(1)
+        os.dup2(2, 1)
+        _start(_write_lines, "lionmem stdout", wire, answers, written, failed, token)
+        with serving:
+            async with put, take:
+                await _run(server, stdin, stdout, read, extra)
     finally:
+        with suppress(OSError, ValueError):  # stray output printed while serving: not the wire
+            sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
     await written.wait()  # the last answers handed over are written before the server returns
+    if broken:
+        raise broken[0]  # the client closed stdout: BrokenPipeError, a quiet exit 1

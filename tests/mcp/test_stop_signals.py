@@ -216,3 +216,51 @@ def test_a_failing_read_of_stdin_is_one_line_and_ends_the_input(tmp_path: Path) 
         "lionmem mcp: cannot read standard input: Bad file descriptor\n",
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["input", "memory.db"]
+
+
+def _with_streams(streams: str, db: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run ``lionmem mcp --db db`` over stdio with the shell's ``streams`` redirection."""
+    command = ["sh", "-c", f'exec "$@" {streams}', "sh", *server_command("--db", str(db))]
+    return subprocess.run(command, capture_output=True, cwd=db.parent, timeout=30, check=False)
+
+
+def test_a_closed_stdout_is_refused_before_the_store_opens(tmp_path: Path) -> None:
+    """``>&-``: the server could not answer; one line, exit 2, and no database made."""
+    done = _with_streams("</dev/null >&-", tmp_path / "memory.db")
+    assert (done.returncode, done.stderr.decode()) == (
+        2,
+        "lionmem mcp: standard output is closed: the server answers on it; "
+        "redirect it, or serve --http\n",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_stdin_is_the_end_of_input_at_once(tmp_path: Path) -> None:
+    """``<&-``: no requests, so the server ends at once as at the end of its input."""
+    db = tmp_path / "memory.db"
+    done = _with_streams("<&-", db)
+    assert (done.returncode, done.stdout, done.stderr.decode()) == (
+        0,
+        b"",
+        f"lionmem mcp: serving {db} over stdio\n",
+    )
+
+
+def test_a_client_that_closes_stdout_stops_the_server_quietly_with_exit_1(tmp_path: Path) -> None:
+    """The client closes its end of stdout and keeps stdin open: the next answer cannot be
+    written, so the server stops at once, as a command whose reader went away (exit 1)."""
+    db = tmp_path / "memory.db"
+    server = RawServer(db)
+    try:
+        server.call(2, "memory_store", {"content": "kept"})
+        server.stdout.close()
+        server.send(json.dumps(call_request(3, "memory_count", {})).encode())
+        status = server.process.wait(timeout=30)
+        assert server.process.stderr is not None
+        errors = server.process.stderr.read().decode()
+        assert server.process.stdin is not None
+        still_open = not server.process.stdin.closed
+    finally:
+        server.kill()
+    assert (status, errors, still_open) == (1, f"lionmem mcp: serving {db} over stdio\n", True)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
