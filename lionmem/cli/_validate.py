@@ -296,7 +296,7 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield 1, data
             return
         try:
-            json.loads(data)
+            json.loads(data, parse_int=_read_int)  # a long integer: not Python's slow parse
         except (ValueError, RecursionError):  # not one document, or one too deep to parse
             as_lines = _looks_like_lines(data)
         if not as_lines:
@@ -358,7 +358,7 @@ def _is_object(line: bytes) -> bool:
     if not line.startswith(b"{"):
         return False
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(json.loads(line, parse_int=_read_int), dict)
     except (ValueError, RecursionError):
         return False
 
