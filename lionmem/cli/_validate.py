@@ -195,16 +195,19 @@ def _find(
     return position + 1
 
 
-def _loads(document: str) -> tuple[Any, bool]:
-    """``document`` parsed, and whether it holds a number that is not finite (NaN, an
-    infinity, or one too large for a float) or an integer too long for Python to read, so
-    that only such a document is searched for it."""
+def _loads(document: str) -> tuple[Any, bool, int]:
+    """``document`` parsed, whether it holds a number that is not finite (NaN, an infinity, or
+    one too large for a float) or an integer too long to read, so that only such a document is
+    searched for it, and how many integers too long to read it holds (one under a key given
+    again later is not in the value parsed, though import refuses it too)."""
     seen = False
+    unread = 0
 
     def integer(literal: str) -> int:
-        nonlocal seen
+        nonlocal seen, unread
         parsed = _read_int(literal)
-        seen = seen or parsed.__class__ is _Unread
+        if parsed.__class__ is _Unread:
+            seen, unread = True, unread + 1
         return parsed
 
     def constant(literal: str) -> float:
@@ -219,7 +222,7 @@ def _loads(document: str) -> tuple[Any, bool]:
         return parsed
 
     parsed = json.loads(document, parse_constant=constant, parse_float=number, parse_int=integer)
-    return parsed, seen
+    return parsed, seen, unread
 
 
 def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
@@ -384,7 +387,7 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
         report.documents += 1
         try:
             document = _decoded(data)
-            value, odd_numbers = _loads(document)
+            value, odd_numbers, too_long = _loads(document)
         except _NotText as error:
             report.invalid += 1
             yield f"{name}:{line}: {error}"
@@ -399,7 +402,9 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         try:
-            located = _checked(validator, document, value, odd_numbers=odd_numbers)
+            located = _checked(
+                validator, document, value, odd_numbers=odd_numbers, too_long=too_long
+            )
         except RecursionError:
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
@@ -410,11 +415,11 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
 
 
 def _checked(
-    validator: Any, document: str, value: Any, *, odd_numbers: bool
+    validator: Any, document: str, value: Any, *, odd_numbers: bool, too_long: int
 ) -> list[tuple[int, str, str]]:
     """The problems of the parsed ``document``, each as (line within it from 0, JSON path,
     message), in the order a person reads it: by where its value begins, then by message.
-    ``odd_numbers``: whether it holds a number that is not finite (see ``_loads``)."""
+    ``odd_numbers``, ``too_long``: what ``_loads`` found of numbers that are not finite."""
     not_finite = list(_not_finite(value)) if odd_numbers else []
     # An integer too long to read stands for itself (_Unread): what the schema says at its own
     # path is not its problem, the one _not_finite reports is.
@@ -424,6 +429,12 @@ def _checked(
         for problem in validator.iter_errors(value)
         if (path := tuple(problem.absolute_path)) not in unread
     ]
+    if too_long > len(unread):  # one under a key given again later: not in ``value``
+        message = (
+            f"an integer of more than {_most_digits()} digits, under a key given again later, "
+            "is more than lionmem reads"
+        )
+        found.append(((), message))
     if not found and not not_finite:
         return []
     offsets = _offsets(document, [path for path, _ in found] + not_finite)

@@ -521,6 +521,28 @@ def test_an_integer_too_long_to_read_is_a_problem_where_it_stands(
     assert imported.status != 0  # import refuses the integers validate refuses
 
 
+def test_an_integer_too_long_under_a_key_given_again_is_a_problem(tmp_path: Path) -> None:
+    """JSON keeps the later of two values of one key, but import refuses the document for the
+    too-long integer of the earlier: validate reports it, on the document."""
+    (tmp_path / "twice.jsonl").write_text('{"content": {"a": ' + "1" * 5000 + ', "a": 1}}\n')
+    env = clean_env(PYTHONINTMAXSTRDIGITS="4300")
+    result = lionmem("validate", "twice.jsonl", cwd=tmp_path, env=env)
+    imported = lionmem("import", "twice.jsonl", "--db", "t.db", cwd=tmp_path, env=env)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "twice.jsonl:1: $: an integer of more than 4300 digits, under a key given again "
+            "later, is more than lionmem reads",
+            "twice.jsonl: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+    assert (imported.status, imported.stderr) == (
+        1,
+        "lionmem import: line 1: Invalid JSON: number out of range at line 1 column 4320; "
+        "nothing was imported\n",
+    )
+
+
 def test_an_integer_import_reads_is_no_problem(tmp_path: Path) -> None:
     """An integer of 4300 digits is read (and imported) even where Python's limit is none."""
     (tmp_path / "ok.json").write_text('{"content": ' + "1" * 4300 + "}\n")
