@@ -498,7 +498,9 @@ def _write_lines(
                 try:
                     data = data[os.write(wire, data) :]
                 except BlockingIOError:
-                    select.select([], [wire], [])
+                    waiting = select.poll()
+                    waiting.register(wire, select.POLLOUT)
+                    waiting.poll()
                 except OSError as error:
                     broken = True
                     with suppress(*_LOOP_GONE):
@@ -579,7 +581,9 @@ async def serve_stdio(
 
     A line (one request) longer than ``max_request_bytes`` is answered with an Invalid Request
     error and dropped without being held whole; the lines after it are served. ``ValueError``
-    for a cap under 1024 bytes.
+    for a cap under 1024 bytes. An answer that cannot be written stops the server:
+    ``BrokenPipeError`` when the client closed stdout, another ``OSError`` naming standard
+    output otherwise (a full disk).
     """
     check_request_cap(max_request_bytes)
     extra = _ExtraAnswers()
@@ -620,14 +624,24 @@ async def serve_stdio(
         wire = os.dup(1)
         os.dup2(2, 1)
         _start(_write_lines, "lionmem stdout", wire, answers, written, failed, token)
-        with serving:
-            async with put, take:
-                await _run(server, stdin, stdout, read, extra)
+        try:
+            with serving:
+                async with put, take:
+                    await _run(server, stdin, stdout, read, extra)
+        except asyncio.CancelledError:
+            # _run's cancellation after a failed write is the cancel of ``serving``, which anyio
+            # has taken back by now; a stop (Ctrl-C, SIGTERM) is still counted and wins.
+            task = asyncio.current_task()
+            if not broken or (task is not None and task.cancelling()):
+                raise
     finally:
         with suppress(OSError, ValueError):  # stray output printed while serving: not the wire
             sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
     await written.wait()  # the last answers handed over are written before the server returns
+    if broken and isinstance(broken[0], BrokenPipeError):
+        raise broken[0]  # the client closed stdout: a quiet exit 1, as for any command
     if broken:
-        raise broken[0]  # the client closed stdout: BrokenPipeError, a quiet exit 1
+        error = broken[0]
+        raise OSError(error.errno, f"cannot write standard output: {error.strerror or error}")

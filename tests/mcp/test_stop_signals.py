@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lionmem import SQLiteMemoryStore
-from tests.mcp.support import RawServer, call_request, server_command
+from tests.mcp.support import RawServer, call_request, initialize_request, server_command
 
 STOPS = pytest.mark.parametrize(
     ("sent", "done"),
@@ -255,12 +255,27 @@ def test_a_client_that_closes_stdout_stops_the_server_quietly_with_exit_1(tmp_pa
         server.call(2, "memory_store", {"content": "kept"})
         server.stdout.close()
         server.send(json.dumps(call_request(3, "memory_count", {})).encode())
-        status = server.process.wait(timeout=30)
+        status = server.process.wait(timeout=30)  # with stdin still open
         assert server.process.stderr is not None
         errors = server.process.stderr.read().decode()
-        assert server.process.stdin is not None
-        still_open = not server.process.stdin.closed
     finally:
         server.kill()
-    assert (status, errors, still_open) == (1, f"lionmem mcp: serving {db} over stdio\n", True)
+    assert (status, errors) == (1, f"lionmem mcp: serving {db} over stdio\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+
+
+def test_an_answer_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """stdout on a full disk (``/dev/full``): the first answer fails, and the server says so in
+    one line naming standard output and exits 2, its store closed."""
+    db = tmp_path / "memory.db"
+    request = json.dumps(initialize_request(1)) + "\n"
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >/dev/full', "sh", *server_command("--db", str(db))],
+        input=request.encode(), capture_output=True, cwd=tmp_path, timeout=30, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.decode()) == (
+        2,
+        f"lionmem mcp: serving {db} over stdio\n"
+        "lionmem mcp: cannot write standard output: No space left on device\n",
+    )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
