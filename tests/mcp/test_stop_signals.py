@@ -46,6 +46,17 @@ def _stopped(server: RawServer, sent: signal.Signals) -> tuple[int, str]:
     return status, server.process.stderr.read().decode("utf-8")
 
 
+def _assert_stopped(status: int, errors: str, db: Path, done: tuple[int, str]) -> None:
+    """The server exited with ``done``'s status, said what stopped it, and closed its store
+    (SQLite removes its write-ahead log and shared memory with the last connection)."""
+    status_wanted, word = done
+    assert (status, errors) == (
+        status_wanted,
+        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
+    )
+    assert sorted(path.name for path in db.parent.iterdir()) == [db.name]
+
+
 def _unread(server: RawServer) -> int:
     """How many bytes the server wrote to its stdout that the test has not read."""
     count = bytearray(4)
@@ -86,13 +97,8 @@ async def test_a_stop_signal_closes_the_store_and_says_so(
         rest = server.stdout.read()
     finally:
         server.kill()
-    status_wanted, word = done
-    assert (status, rest, errors) == (
-        status_wanted,
-        b"",
-        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
-    )
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+    assert rest == b""
+    _assert_stopped(status, errors, db, done)
     assert await _contents(db) == [(stored["structuredContent"]["id"], "kept")]
 
 
@@ -134,12 +140,7 @@ async def test_a_stop_while_requests_flow_closes_the_store_and_keeps_every_answe
         writer.join(timeout=30)
     finally:
         server.kill()
-    status_wanted, word = done
-    assert (status, errors) == (
-        status_wanted,
-        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
-    )
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+    _assert_stopped(status, errors, db, done)
     assert set(acknowledged) <= set(await _contents(db))
 
 
@@ -166,12 +167,7 @@ def test_a_stop_while_the_client_reads_no_answer_closes_the_store(
         writer.join(timeout=30)
     finally:
         server.kill()
-    status_wanted, word = done
-    assert (status, errors) == (
-        status_wanted,
-        f"lionmem mcp: serving {db} over stdio\nlionmem mcp: {word}\n",
-    )
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+    _assert_stopped(status, errors, db, done)
 
 
 def test_sigterm_ignored_from_the_start_stays_ignored(tmp_path: Path) -> None:
