@@ -8,6 +8,7 @@ here is the honest fake with one such difference, told truthfully: the suite mus
 from __future__ import annotations
 
 import asyncio
+import functools
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -85,18 +86,24 @@ def _report(harness: FakeHarness) -> ConformanceReport:
     return asyncio.run(run(harness, examples=EXAMPLES))
 
 
+@functools.cache
+def _refuser_report(adapter: type[FakeMemoryAdapter]) -> ConformanceReport:
+    """The suite's report on the honest fake whose stores are ``adapter``, run once per module."""
+    return _report(_RefuserHarness(adapter))
+
+
 def _failures(report: ConformanceReport) -> list[tuple[str, str | None]]:
     return [(result.case, result.reason) for result in report.failed]
 
 
 def test_store_refusing_big_integers_passes() -> None:
     """Integers beyond a double's range, refused on write, fail no case."""
-    assert _failures(_report(_RefuserHarness(_BigIntRefuser))) == []
+    assert _failures(_refuser_report(_BigIntRefuser)) == []
 
 
 def test_big_integer_refusal_is_reported() -> None:
     """metadata_round_trip passes saying the big-integer metadata was refused."""
-    report = _report(_RefuserHarness(_BigIntRefuser))
+    report = _refuser_report(_BigIntRefuser)
     assert report.result("metadata_round_trip").reason == (
         "metadata {'big': [9007199254740993, -9223372036854775809, 18446744073709551617]} refused "
         "(ADR-0093 D3)"
@@ -105,12 +112,12 @@ def test_big_integer_refusal_is_reported() -> None:
 
 def test_store_refusing_decomposed_text_passes() -> None:
     """Text not in NFC, refused on write, fails no case."""
-    assert _failures(_report(_RefuserHarness(_DecomposedTextRefuser))) == []
+    assert _failures(_refuser_report(_DecomposedTextRefuser)) == []
 
 
 def test_decomposed_text_refusal_is_reported() -> None:
     """retrieve_anchors passes saying the text not in NFC was refused."""
-    report = _report(_RefuserHarness(_DecomposedTextRefuser))
+    report = _refuser_report(_DecomposedTextRefuser)
     assert report.result("retrieve_anchors").reason == (
         "text not in Unicode normal form C refused (ADR-0093 D3)"
     )
