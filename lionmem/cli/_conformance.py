@@ -116,12 +116,13 @@ async def _main(args: argparse.Namespace) -> int:
     from lionmem.conformance import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
 
     if args.json is not None:  # before the suite runs, not once its report is lost
-        if Path(args.json).is_dir():
+        report_path = Path(args.json)
+        if report_path.is_dir():
             msg = f"--json {args.json} is a directory, not a file"
             raise CommandError(msg)
         refuse_trailing_slash(args.json, "file", "--json")
-        if not Path(args.json).parent.is_dir():
-            msg = f"--json {args.json}: there is no directory {str(Path(args.json).parent)!r}"
+        if not report_path.parent.is_dir():
+            msg = f"--json {args.json}: there is no directory {str(report_path.parent)!r}"
             raise CommandError(msg)
     try:
         for name in args.cases or ():

@@ -640,8 +640,8 @@ async def serve_stdio(
         os.dup2(saved, 1)
         os.close(saved)
     await written.wait()  # the last answers handed over are written before the server returns
-    if broken and isinstance(broken[0], BrokenPipeError):
-        raise broken[0]  # the client closed stdout: a quiet exit 1, as for any command
     if broken:
         error = broken[0]
+        if isinstance(error, BrokenPipeError):
+            raise error  # the client closed stdout: a quiet exit 1, as for any command
         raise OSError(error.errno, f"cannot write standard output: {error.strerror or error}")
