@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from lionmem._threads import start_thread
 from lionmem.cli._errors import (
     OK,
     PROBLEM,
@@ -142,7 +143,7 @@ class _Reader:
             finally:
                 os.close(source)
 
-        threading.Thread(target=read, name="lionmem-import-input", daemon=True).start()
+        start_thread(threading.Thread(target=read, name="lionmem-import-input", daemon=True))
         carry: list[bytes] = []  # the start of a line whose end has not arrived yet
         while True:
             try:

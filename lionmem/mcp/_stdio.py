@@ -41,6 +41,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic_core import ValidationError, from_json
 
+from lionmem._threads import start_thread
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
 from lionmem.mcp._ids import ODD_ID, is_request_id
 
@@ -571,7 +572,7 @@ async def _run(
 
 
 def _start(target: Callable[..., None], name: str, *args: Any) -> None:
-    threading.Thread(target=target, args=args, name=name, daemon=True).start()
+    start_thread(threading.Thread(target=target, args=args, name=name, daemon=True))
 
 
 async def serve_stdio(

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 
+from lionmem._threads import start_thread
+
 __all__ = ["Outcome", "Worker", "WorkerStopped"]
 
 _T = TypeVar("_T")
@@ -187,7 +189,7 @@ class Worker:
                     target=_main, args=(self._queue, self._finished), name=self._name, daemon=True
                 )
                 self._pid = os.getpid()
-                self._thread.start()
+                start_thread(self._thread)
             self._queue.put(entry)
             if last:
                 self._stopped = True
