@@ -10,7 +10,6 @@ module or factory raised, or gave no harness) or an option is out of range.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import inspect
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 
 from lionmem.cli._errors import CommandError, refuse_trailing_slash
 from lionmem.cli._output import say
+from lionmem.cli._signals import run
 from lionmem.conformance._options import case_timeout, examples_count
 
 __all__ = ["load_harness", "register"]
@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
-        return asyncio.run(_main(args))
+        return run(_main(args))
     except SystemExit as stop:  # raised in a task (wait_for, create_task), past _main's own check
         msg = f"the harness raised SystemExit({stop.code!r}) while the suite ran; no report"
         raise CommandError(msg) from None

@@ -10,12 +10,12 @@ server needs the ``mcp`` extra.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
 
 from lionmem.cli._errors import OK, CommandError
+from lionmem.cli._signals import run
 from lionmem.cli._store import add_store_arguments, describe_target, open_store, store_target
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
@@ -145,5 +145,5 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             await store.close()
 
-    asyncio.run(serve())
+    run(serve())
     return OK

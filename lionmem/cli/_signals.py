@@ -5,17 +5,27 @@ stops a command the way Ctrl-C does, with its own word and exit status.
 and raises SIGINT in this process, so whatever handles Ctrl-C at that moment handles SIGTERM
 too: Python's ``KeyboardInterrupt``, ``asyncio.run`` (which cancels its main task), or a
 command's window that ignores Ctrl-C. The HTTP server installs its own handlers while it serves.
+
+``run`` is ``asyncio.run`` with the event loop woken by every signal: Python runs a handler only
+once the main thread runs Python code, so a signal that arrives while the loop waits (taken by
+another thread, or just before the wait begins) would otherwise be handled only when something
+else wakes the loop, such as the answer of the store's worker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager, suppress
 from types import FrameType
+from typing import Any, TypeVar
 
-__all__ = ["STOP", "Stop", "sigterm_as_ctrl_c"]
+__all__ = ["STOP", "Stop", "run", "sigterm_as_ctrl_c"]
+
+_T = TypeVar("_T")
 
 
 class Stop:
@@ -71,3 +81,32 @@ def sigterm_as_ctrl_c() -> Iterator[Stop]:
         if earlier is not None:
             ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
             signal.signal(signal.SIGTERM, signal.SIG_IGN if ignored else earlier)
+
+
+def run(main: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``main`` as ``asyncio.run`` does, the loop woken by each signal that arrives."""
+    return asyncio.run(_woken(main))
+
+
+async def _woken(main: Coroutine[Any, Any, _T]) -> _T:
+    if threading.current_thread() is not threading.main_thread():  # no handlers run here
+        return await main
+    loop = asyncio.get_running_loop()
+    # The C-level handler writes each signal's number to ``writer``: the loop sees ``reader``.
+    reader, writer = socket.socketpair()
+    with reader, writer:
+        reader.setblocking(False)
+        writer.setblocking(False)
+        loop.add_reader(reader, _drain, reader)
+        earlier = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        try:
+            return await main
+        finally:
+            signal.set_wakeup_fd(earlier)
+            loop.remove_reader(reader)
+
+
+def _drain(reader: socket.socket) -> None:
+    with suppress(BlockingIOError):
+        while reader.recv(4096):
+            pass

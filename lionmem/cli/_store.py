@@ -14,7 +14,6 @@ is given. Any other front end (the MCP server) selects its store through these f
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import os
 import re
@@ -24,6 +23,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lionmem.cli._errors import refuse_trailing_slash
+from lionmem.cli._signals import run
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -295,4 +295,4 @@ def run_on_store(
         finally:
             await store.close()
 
-    return asyncio.run(go())
+    return run(go())

@@ -1,17 +1,26 @@
-"""``sigterm_as_ctrl_c``: which handlers it installs while a command runs, and what it leaves.
+"""``sigterm_as_ctrl_c``: which handlers it installs while a command runs, and what it leaves;
+``run``: a signal wakes the event loop; the threads of a command leave signals to the main one.
 
 In process, on the main thread, with the handlers of SIGINT and SIGTERM set by each test and
-restored after it.
+restored after it; the threads of a running command are read from ``/proc``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
 
 import pytest
 
-from lionmem.cli._signals import sigterm_as_ctrl_c
+from lionmem.cli._signals import run, sigterm_as_ctrl_c
+from tests.cli.support import LIONMEM, clean_env
 
 
 @pytest.fixture(autouse=True)
@@ -58,3 +67,112 @@ def test_sigterm_is_left_alone_while_ctrl_c_is_ignored_from_the_start() -> None:
     with sigterm_as_ctrl_c():
         during = signal.getsignal(signal.SIGTERM)
     assert (during, signal.getsignal(signal.SIGTERM)) == (signal.SIG_DFL, signal.SIG_DFL)
+
+
+def test_a_signal_another_thread_takes_stops_the_loop_while_it_waits() -> None:
+    """SIGTERM taken by a thread other than the main one (the kernel may give a process's
+    signal to any thread) stops the command at once, not when the loop next wakes for
+    something else: here, the answer of a thread that waits until the command has ended."""
+    ended = threading.Event()
+    waited_out: list[bool] = []
+
+    async def wait_for_the_thread() -> None:
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+
+        def thread() -> None:
+            _until_waiting_in_the_loop(main)
+            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+            waited_out.append(not ended.wait(30))
+            with suppress(RuntimeError):  # the loop is closed: nobody waits for the answer
+                loop.call_soon_threadsafe(_answer, answer)
+
+        waiter = threading.Thread(target=thread)
+        waiter.start()
+        try:
+            await answer
+        finally:
+            threads.append(waiter)
+
+    threads: list[threading.Thread] = []
+    main = threading.get_native_id()
+    with sigterm_as_ctrl_c() as stop, pytest.raises(KeyboardInterrupt):
+        run(wait_for_the_thread())
+    ended.set()
+    threads[0].join()
+    assert (stop.word, waited_out) == ("terminated", [False])
+    assert signal.set_wakeup_fd(-1) == -1  # run() put the earlier wakeup (none) back
+
+
+def _answer(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _until_waiting_in_the_loop(task: int) -> None:
+    """Return once thread ``task`` of this process sleeps in the event loop's wait."""
+    deadline = time.monotonic() + 30
+    wait = Path(f"/proc/self/task/{task}/wchan")
+    while wait.read_text("ascii") != "do_epoll_wait":
+        assert time.monotonic() < deadline, "the loop never waited"
+        time.sleep(0.001)
+
+
+def _blocked(pid: int, task: str) -> set[int]:
+    """The signals thread ``task`` of process ``pid`` blocks, from its ``SigBlk`` mask."""
+    status = Path(f"/proc/{pid}/task/{task}/status").read_text("ascii")
+    mask = int(status.split("SigBlk:")[1].split()[0], 16)
+    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
+
+
+def _masks_once_started(process: subprocess.Popen[bytes], count: int) -> list[set[int]]:
+    """The blocked signals of each thread of ``process`` but its main one, once there are
+    ``count`` and none is still starting (a thread starts with every signal blocked)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the threads did not start"
+        tasks = [
+            task for task in os.listdir(f"/proc/{process.pid}/task") if task != str(process.pid)
+        ]
+        with suppress(FileNotFoundError):  # a thread that ended meanwhile
+            masks = [_blocked(process.pid, task) for task in tasks]
+            if len(masks) == count and not any(signal.SIGSEGV in mask for mask in masks):
+                return masks
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize(
+    ("command", "threads"),
+    [
+        (["import", "-", "--db", "m.db"], 2),  # reads the pipe aside; the store's worker
+        (["mcp", "--db", "m.db"], 3),  # reads stdin, writes stdout; the store's worker
+    ],
+    ids=["import", "mcp"],
+)
+def test_the_threads_of_a_command_leave_signals_to_the_main_thread(
+    tmp_path: Path, command: list[str], threads: int
+) -> None:
+    """Every thread a command starts blocks Ctrl-C, SIGTERM and the other signals a program
+    handles, so that they reach the main thread, which runs Python's handlers; a fault of a
+    thread's own (SIGSEGV) still reaches it."""
+    process = subprocess.Popen(
+        [str(LIONMEM), *command],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        if command[0] == "import":
+            assert process.stdin is not None
+            process.stdin.write(b'{"content": "one"}\n')  # the store opens with the first line
+            process.stdin.flush()
+        masks = _masks_once_started(process, threads)
+        expected = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1}
+        assert [expected <= mask for mask in masks] == [True] * threads, masks
+        assert not _blocked(process.pid, str(process.pid)) & expected
+    finally:
+        process.kill()
+        process.communicate()
