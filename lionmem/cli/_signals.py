@@ -1,15 +1,11 @@
-"""SIGTERM handled as Ctrl-C: what a supervisor (systemd, ``docker stop``, ``kill``) sends
-stops a command the way Ctrl-C does, with its own word and exit status.
+"""SIGTERM handled as Ctrl-C, and every signal waking a command's event loop.
 
 ``sigterm_as_ctrl_c()`` installs, while a command runs, a SIGTERM handler that notes the signal
 and raises SIGINT in this process, so whatever handles Ctrl-C at that moment handles SIGTERM
 too: Python's ``KeyboardInterrupt``, ``asyncio.run`` (which cancels its main task), or a
 command's window that ignores Ctrl-C. The HTTP server installs its own handlers while it serves.
-
-``run`` is ``asyncio.run`` with the event loop woken by every signal: Python runs a handler only
-once the main thread runs Python code, so a signal that arrives while the loop waits (taken by
-another thread, or just before the wait begins) would otherwise be handled only when something
-else wakes the loop, such as the answer of the store's worker.
+``run`` is ``asyncio.run`` with the loop woken by each signal: Python runs a handler only once
+the main thread runs Python code, which a loop waiting for a thread's answer does not.
 """
 
 from __future__ import annotations
@@ -91,18 +87,24 @@ def run(main: Coroutine[Any, Any, _T]) -> _T:
 async def _woken(main: Coroutine[Any, Any, _T]) -> _T:
     if threading.current_thread() is not threading.main_thread():  # no handlers run here
         return await main
+    try:
+        reader, writer = socket.socketpair()
+    except OSError:  # no descriptor left: the loop wakes as asyncio.run's does
+        return await main
     loop = asyncio.get_running_loop()
-    # The C-level handler writes each signal's number to ``writer``: the loop sees ``reader``.
-    reader, writer = socket.socketpair()
+    # The C-level handler writes each signal's number to ``writer``, which wakes the loop. Code
+    # that calls loop.add_signal_handler meanwhile replaces this wakeup with asyncio's own.
     with reader, writer:
         reader.setblocking(False)
         writer.setblocking(False)
         loop.add_reader(reader, _drain, reader)
-        earlier = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         try:
-            return await main
+            earlier = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+            try:
+                return await main
+            finally:
+                signal.set_wakeup_fd(earlier)
         finally:
-            signal.set_wakeup_fd(earlier)
             loop.remove_reader(reader)
 
 
