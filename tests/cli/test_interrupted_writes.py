@@ -1,9 +1,10 @@
 """Ctrl-C while a command waits for a locked database: what it reports is what was written.
 
-Another process holds the SQLite write lock (``BEGIN EXCLUSIVE``) for a few seconds; the
-command is started, and interrupted (SIGINT) once it has opened the database and waits for the
-lock. ``add`` and ``delete`` hand their one write to the store, which completes it once begun:
-they wait for it and report it. ``import`` rolls back and stores nothing.
+Another process holds the SQLite write lock (``BEGIN EXCLUSIVE``) until the test frees it; the
+command is started, interrupted (SIGINT) once it has opened the database and waits for the
+lock, and then the lock is freed. ``add`` and ``delete`` hand their one write to the store,
+which completes it once begun: they wait for it and report it. ``import`` rolls back and
+stores nothing.
 """
 
 from __future__ import annotations
@@ -14,32 +15,37 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.cli.support import LIONMEM, clean_env, finished, lionmem
 
-_LOCK_SECONDS = 6.0
 _HOLD_LOCK = """
-import sqlite3, sys, time
+import sqlite3, sys
 connection = sqlite3.connect(sys.argv[1], isolation_level=None)
 connection.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.read()
 connection.execute("COMMIT")
 """
 
 
 @contextmanager
-def _locked(db: Path) -> Iterator[None]:
-    """Hold the write lock of ``db`` from another process for ``_LOCK_SECONDS``."""
+def _locked(db: Path) -> Iterator[Callable[[], None]]:
+    """Hold the write lock of ``db`` from another process until the function given is called
+    (or the block ends)."""
     with subprocess.Popen(
-        [sys.executable, "-c", _HOLD_LOCK, str(db), str(_LOCK_SECONDS)], stdout=subprocess.PIPE
+        [sys.executable, "-c", _HOLD_LOCK, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     ) as holder:
+        assert holder.stdin is not None
         assert holder.stdout is not None
         assert holder.stdout.readline() == b"locked\n"
-        yield
+        release = holder.stdin.close
+        try:
+            yield release
+        finally:
+            release()
         assert holder.wait(timeout=60) == 0
 
 
@@ -56,9 +62,9 @@ def _interrupted_while_waiting(
     db: Path, *args: str, until_it_ends: bool = False, sent: signal.Signals = signal.SIGINT
 ) -> tuple[int, str, str]:
     """Run ``lionmem ARGS --db DB`` while another process holds the lock; once it has opened
-    the database, send SIGINT (or ``sent``) twice, half a second apart (then, ``until_it_ends``,
-    every 50 ms until it exits); return its exit status and output."""
-    with _locked(db):
+    the database, send SIGINT (or ``sent``) twice, half a second apart, then free the lock (and,
+    ``until_it_ends``, go on sending it every 50 ms until it exits); return its status and output."""
+    with _locked(db) as release:
         process = subprocess.Popen(
             [str(LIONMEM), *args, "--db", str(db)],
             cwd=db.parent,
@@ -76,6 +82,7 @@ def _interrupted_while_waiting(
             assert process.poll() is None, "the command ended before it could be interrupted"
             process.send_signal(sent)
             time.sleep(0.5)
+        release()
         while until_it_ends and process.poll() is None:
             process.send_signal(sent)
             time.sleep(0.05)
