@@ -16,9 +16,11 @@ import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from lionmem.cli import _signals
 from lionmem.cli._signals import run, sigterm_as_ctrl_c
 from tests.cli.support import LIONMEM, clean_env
 
@@ -178,3 +180,33 @@ def test_the_threads_of_a_command_leave_signals_to_the_main_thread(
     finally:
         process.kill()
         process.communicate()
+
+
+async def _answered() -> str:
+    return "done"
+
+
+def test_run_off_the_main_thread_runs_the_coroutine_and_sets_no_wakeup() -> None:
+    """Off the main thread, where no handler runs and no wakeup can be set, ``run`` is
+    ``asyncio.run``."""
+    results: list[object] = []
+    thread = threading.Thread(target=lambda: results.append(run(_answered())))
+    thread.start()
+    thread.join()
+    assert results == ["done"]
+
+
+def test_run_without_a_descriptor_left_still_runs_the_coroutine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When no socket pair can be made (no descriptor left), the command still runs."""
+
+    def no_descriptor() -> None:
+        raise OSError(24, "Too many open files")
+
+    # Only the module's own socket: the event loop makes its self-pipe with socket.socketpair.
+    monkeypatch.setattr(_signals, "socket", SimpleNamespace(socketpair=no_descriptor))
+    assert run(_answered()) == "done"
+    earlier = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(earlier)
+    assert earlier == -1
