@@ -5,7 +5,9 @@ handed to it together (the store commits them in one transaction), and each call
 settled only after the runner returns, each event loop woken once for all of its callers. A group
 smaller than the previous one waits up to a millisecond for the callers just answered to queue
 their next entries. Any thread may queue follow-up work that nobody awaits (``later``). A job
-whose caller was cancelled before the job started is skipped. Each job carries its own event loop, so one worker
+whose caller was cancelled before the job started is skipped; one that had started runs to its end.
+The worker counts the callers' jobs it has not finished (``busy``), and among them those whose
+caller was cancelled (``withdrawn``). Each job carries its own event loop, so one worker
 serves any number of tasks, threads and event loops. The thread holds no reference to the worker's
 owner between jobs, so an owner that is dropped without ``stop`` can be collected and stop its
 worker from a finalizer.
@@ -49,6 +51,10 @@ class _Job:
     batch: BatchRunner | None = None
     payload: Any = None
     final: bool = False
+    # Under the worker's lock: whether the thread has run or skipped it, and whether its caller
+    # was cancelled before that.
+    finished: bool = False
+    withdrawn: bool = False
 
     def abandoned(self) -> bool:
         """Whether the caller was cancelled before the job started (the final job always runs)."""
@@ -100,12 +106,26 @@ class Worker:
         self._pid: int | None = None
         # Under _lock: whether the thread has run its last job, and who waits for that (``ended``).
         self._ended = False
+        # Under _lock: the callers' jobs not finished yet, and those of them withdrawn.
+        self._unfinished = 0
+        self._withdrawn = 0
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     @property
     def stopped(self) -> bool:
         """Whether ``stop`` was called (or ``submit`` with ``last=True``)."""
         return self._stopped
+
+    @property
+    def busy(self) -> bool:
+        """Whether a job some caller submitted is queued or running (even if it was withdrawn)."""
+        return self._unfinished > 0
+
+    @property
+    def withdrawn(self) -> bool:
+        """Whether a job whose caller was cancelled is queued or running: it may still change
+        the database."""
+        return self._withdrawn > 0
 
     @property
     def pid(self) -> int | None:
@@ -178,6 +198,27 @@ class Worker:
         """Take no more jobs, without touching the thread (in a child process after ``fork``)."""
         self._stopped = True
 
+    def _withdraw(self, entry: _Job) -> None:
+        """Count ``entry`` as withdrawn if its caller was cancelled before it finished."""
+        assert entry.future is not None
+        if not entry.future.cancelled():
+            return
+        with self._lock:
+            if not entry.finished:
+                entry.withdrawn = True
+                self._withdrawn += 1
+
+    def _done_with(self, entries: list[_Job]) -> None:
+        """Called by the thread once it has run or skipped ``entries``."""
+        with self._lock:
+            for entry in entries:
+                if entry.future is None or entry.finished:
+                    continue
+                entry.finished = True
+                self._unfinished -= 1
+                if entry.withdrawn:
+                    self._withdrawn -= 1
+
     def _put(self, entry: _Job, *, last: bool) -> None:
         with self._lock:
             if self._stopped:
@@ -186,17 +227,27 @@ class Worker:
                 # A daemon thread: a store nobody closed must not keep the interpreter alive.
                 # Every acknowledged write was committed already; an unfinished one rolls back.
                 self._thread = threading.Thread(
-                    target=_main, args=(self._queue, self._finished), name=self._name, daemon=True
+                    target=_main,
+                    args=(self._queue, self._finished, self._done_with),
+                    name=self._name,
+                    daemon=True,
                 )
                 self._pid = os.getpid()
                 start_thread(self._thread)
             self._queue.put(entry)
+            if entry.future is not None:
+                self._unfinished += 1
+                entry.future.add_done_callback(lambda _: self._withdraw(entry))
             if last:
                 self._stopped = True
                 self._queue.put(None)
 
 
-def _main(queue: SimpleQueue[_Job | None], finished: Callable[[], None]) -> None:
+def _main(
+    queue: SimpleQueue[_Job | None],
+    finished: Callable[[], None],
+    finish: Callable[[list[_Job]], None],
+) -> None:
     held: list[_Job | None] = []
     writers = 1  # how many entries the last group held: the writers that may come back
     while True:
@@ -206,14 +257,15 @@ def _main(queue: SimpleQueue[_Job | None], finished: Callable[[], None]) -> None
             return
         # Helpers, so that no job (nor its owner) stays referenced by a local between jobs.
         if entry.batch is None:
-            _run_one(entry)
+            _run_one(entry, finish)
         else:
-            writers = _run_group(entry, queue, held, writers)
+            writers = _run_group(entry, queue, held, writers, finish)
         del entry
 
 
-def _run_one(entry: _Job) -> None:
+def _run_one(entry: _Job, finish: Callable[[list[_Job]], None]) -> None:
     if entry.abandoned():
+        finish([entry])
         return
     result: Any = None
     error: BaseException | None = None
@@ -222,11 +274,16 @@ def _run_one(entry: _Job) -> None:
         result = entry.job()
     except BaseException as exc:
         error = exc
+    finish([entry])  # before the answer: the caller's next call finds the job finished
     _answer(entry, result, error)
 
 
 def _run_group(
-    first: _Job, queue: SimpleQueue[_Job | None], held: list[_Job | None], expected: int
+    first: _Job,
+    queue: SimpleQueue[_Job | None],
+    held: list[_Job | None],
+    expected: int,
+    finish: Callable[[list[_Job]], None],
 ) -> int:
     """Run ``first`` with the batch entries for the same runner queued right after it.
 
@@ -252,11 +309,13 @@ def _run_group(
             break
         group.append(following)
     live = [member for member in group if not member.abandoned()]
-    if not live:
-        return len(group)
-    try:
-        outcomes = first.batch([member.payload for member in live])
-    except BaseException as exc:
-        outcomes = [(None, exc)] * len(live)
-    _answer_group(live, outcomes)
+    outcomes: Sequence[Outcome] = ()
+    if live:
+        try:
+            outcomes = first.batch([member.payload for member in live])
+        except BaseException as exc:
+            outcomes = [(None, exc)] * len(live)
+    finish(group)  # before the answers: the callers' next calls find the jobs finished
+    if live:
+        _answer_group(live, outcomes)
     return len(group)

@@ -22,7 +22,8 @@ Lifecycle (ADR-0093 D4; reasons and numbers in docs/sqlite-operations.md):
   every later call raises ``MemoryAdapterUnavailable``. A store dropped unclosed is finalized:
   its connections close and its thread ends.
 * Cancellation: an operation cancelled before the worker starts it is not run (a stream, before
-  its commit: it reads no further item and rolls back); once its commit has begun, it completes.
+  its commit: it reads no further item and rolls back); once its commit has begun, it completes,
+  and later calls (reads included) wait for it.
 * Fork: in a child forked after the store was used, every call raises
   ``MemoryAdapterUnavailable``; open a new store there.
 * Errors: transport failures raise ``MemoryAdapterUnavailable``; a damaged file or a refused
@@ -47,7 +48,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from functools import partial
 from itertools import chain
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar, cast
+from typing import Literal, Self, TypeVar, cast
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -302,9 +303,6 @@ class SQLiteMemoryStore:
         self._checkpointing = False
         # The items this store wrote since, by id: indexing them need not decode their JSON.
         self._written: dict[str, EncodedItem] = {}
-        # Operations sent to the worker and not answered yet (under _tail_lock): an insert in the
-        # caller's thread waits its turn behind them, so writes commit in the order of the calls.
-        self._queued = 0
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -506,34 +504,23 @@ class SQLiteMemoryStore:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
             raise self._closed() from None
-        return await self._queue(future)
+        return await future
 
     async def _write(self, batch: tuple[EncodedItem, ...]) -> None:
         try:
             future = self._worker.submit_batch(self._write_batches, batch)
         except WorkerStopped:
             raise self._closed() from None
-        await self._queue(future)
-
-    def _queue(self, future: asyncio.Future[_T]) -> asyncio.Future[_T]:
-        """Count ``future``'s operation as queued in the worker until it is answered."""
-        with self._tail_lock:
-            self._queued += 1
-        future.add_done_callback(self._answered)
-        return future
-
-    def _answered(self, _future: asyncio.Future[Any]) -> None:
-        with self._tail_lock:
-            self._queued -= 1
+        await future
 
     def _insert_here(self, encoded: EncodedItem) -> bool:
         """Insert a new item on the direct connection in this thread; return whether it did.
 
         Not done (the worker then writes it, exactly as it would anyway) when the store has no
-        direct connection, another thread is using it, operations of this store wait in the
-        worker (``_queued``, read by the caller), a checkpoint is due, the file is locked
-        (no busy timeout), the id is stored already (a replacement needs a transaction), or on
-        any other SQLite error. The insert is one statement, its own transaction: all or nothing.
+        direct connection, another thread is using it, operations of this store are queued or
+        running in the worker (``Worker.busy``, cancelled ones included), a checkpoint is due,
+        the file is locked (no busy timeout), the id is stored already (a replacement needs a
+        transaction), or on any other SQLite error. The insert is one statement, its own transaction: all or nothing.
         """
         connections = self._connections
         # _checkpointing is read without _tail_lock: a stale answer only sends one more insert
@@ -560,10 +547,14 @@ class SQLiteMemoryStore:
 
         Missed when the reader is absent or in use by another thread, when the file is busy (a
         checkpoint or a recovery holds it), when the read takes longer than ``_BUDGET_SECONDS``
-        (SQLite interrupts it), or on any other SQLite error: the worker then runs it again.
+        (SQLite interrupts it), or on any other SQLite error: the worker then runs it again. Also
+        missed while an operation whose caller was cancelled is still queued or running in the
+        worker: the worker runs the read after it, so the read sees what it did.
         """
         connections = self._connections
-        if connections.reader is None or not connections.reader_lock.acquire(blocking=False):
+        if self._worker.withdrawn or connections.reader is None:
+            return _MISSED
+        if not connections.reader_lock.acquire(blocking=False):
             return _MISSED
         try:
             reader = connections.reader
@@ -648,7 +639,7 @@ class SQLiteMemoryStore:
         encoded = encode_item(_require_item(item))
         self._check_open()
         # Decided before any await, so writes commit in the order of the calls.
-        if self._direct and not self._queued and self._insert_here(encoded):
+        if self._direct and not self._worker.busy and self._insert_here(encoded):
             # Let the loop's other tasks run, as a write sent to the worker would: a task
             # writing in a loop must not hold the event loop. The item is stored already.
             await asyncio.sleep(0)

@@ -135,6 +135,34 @@ async def test_a_store_cancelled_after_its_insert_is_stored(store: SQLiteMemoryS
     assert await contents(store, EVERYTHING) == ["written"]
 
 
+async def test_a_store_after_a_cancelled_one_still_running_waits_for_it(
+    store: SQLiteMemoryStore,
+) -> None:
+    """A store() cancelled while the worker runs it still completes; a store() called after it
+    is not inserted here ahead of it, so the later value of the id is the one that stays."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(statement: str) -> None:
+        if statement.startswith("INSERT INTO items "):
+            entered.set()
+            release.wait(10)
+
+    await store._call(lambda conn: conn.set_trace_callback(hold))
+    first = MemoryItem(content="v1, cancelled")
+    with store._connections.direct_lock:  # in use: this store() goes to the worker
+        cancelled = asyncio.ensure_future(store.store(first))
+        assert await asyncio.to_thread(entered.wait, 10)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    later = asyncio.ensure_future(store.store(first.model_copy(update={"content": "v2"})))
+    await asyncio.sleep(0)  # inserted here, it would be stored now, before v1
+    release.set()
+    await later
+    await store._call(lambda conn: conn.set_trace_callback(None))
+    assert await contents(store, EVERYTHING) == ["v2"]
+
+
 @pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
 async def test_writes_commit_in_the_order_of_the_calls(
     tmp_path: Path, synchronous: Synchronous

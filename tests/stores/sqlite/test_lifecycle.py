@@ -276,6 +276,35 @@ async def test_a_store_cancelled_during_its_commit_stays_committed(
     assert await contents(store, EVERYTHING) == ["committed"]
 
 
+async def test_a_read_after_a_cancelled_write_waits_for_it(store: SQLiteMemoryStore) -> None:
+    """While a write whose caller was cancelled still runs, reads wait for it (the worker runs
+    them after it), so reading the item tells whether it was written; then reads are answered
+    in the caller's thread again."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(statement: str) -> None:
+        if statement.startswith("INSERT INTO items "):
+            entered.set()
+            release.wait(10)
+
+    await store._call(lambda conn: conn.set_trace_callback(hold))
+    item = MemoryItem(content="committed")
+    task = asyncio.ensure_future(store.store(item))
+    assert await asyncio.to_thread(entered.wait, 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    read = asyncio.ensure_future(store.retrieve(item.id))
+    counted = asyncio.ensure_future(store.count())
+    await asyncio.sleep(0)  # answered here, they would be done now, before the write ends
+    release.set()
+    found = (await read, await counted)
+    await store._call(lambda conn: conn.set_trace_callback(None))
+    with worker_held(store):
+        again = await asyncio.wait_for(store.count(), 10)
+    assert (found, again) == ((item, 1), 1)
+
+
 async def test_a_cancelled_close_still_closes(tmp_path: Path) -> None:
     """close() cancelled while it waits still closes the file once the worker reaches it."""
     store = SQLiteMemoryStore(tmp_path / "memory.db")

@@ -79,3 +79,38 @@ async def test_another_job_ends_the_wait(monkeypatch: pytest.MonkeyPatch) -> Non
     assert list(await asyncio.wait_for(asyncio.gather(entry, other), 5)) == ["c", "job"]
     assert runner.groups == [["a", "b"], ["c"]]
     worker.stop(lambda: None)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+async def test_a_withdrawn_job_counts_until_the_thread_is_done_with_it(batch: bool) -> None:
+    """A job whose caller was cancelled while it runs keeps the worker busy and withdrawn until
+    it ends; a job withdrawn before it starts is skipped, and counts until the thread skips it."""
+    worker, runner = Worker("test"), Recorder()
+    started, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        started.set()
+        release.wait(10)
+
+    held = worker.submit(hold)
+    skipped = worker.submit_batch(runner, "skipped") if batch else worker.submit(lambda: "x")
+    assert await asyncio.to_thread(started.wait, 10)
+    held.cancel()
+    skipped.cancel()
+    await asyncio.sleep(0)  # the cancellations' callbacks run
+    during = (worker.busy, worker.withdrawn)
+    release.set()
+    assert await asyncio.wait_for(worker.submit(lambda: "after"), 5) == "after"
+    after = (worker.busy, worker.withdrawn)
+    worker.stop(lambda: None)
+    assert (during, after, runner.groups) == ((True, True), (False, False), [])
+
+
+async def test_a_job_answered_is_no_longer_counted() -> None:
+    """When a caller's answer arrives, the worker no longer counts its job as busy."""
+    worker, runner = Worker("test"), Recorder()
+    idle = worker.busy
+    assert await asyncio.wait_for(worker.submit_batch(runner, "a"), 5) == "a"
+    answered = worker.busy
+    worker.stop(lambda: None)
+    assert (idle, answered) == (False, False)
