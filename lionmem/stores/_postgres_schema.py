@@ -13,13 +13,13 @@ a newer Unicode database), or one whose encoding is not UTF8, raises
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lionmem.errors import IncompatibleDatabaseError
 from lionmem.stores._postgres_codec import search_text
+from lionmem.stores._sqlite_codec import read_json
 
 __all__ = ["LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "IncompatibleDatabaseError", "prepare"]
 
@@ -169,7 +169,7 @@ async def _relower(conn: Connection) -> None:
         changed = [
             (seq, new)
             for seq, content, old in rows
-            if (new := search_text(json.loads(content))) != old
+            if (new := search_text(read_json(content))) != old
         ]
         if changed:
             await conn.executemany("UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed)

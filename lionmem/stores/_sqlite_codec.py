@@ -32,6 +32,7 @@ __all__ = [
     "id_text",
     "json_text",
     "lowered_text",
+    "read_json",
 ]
 
 # Canonical texts longer than this are stored (and looked up) as a digest, so the metadata index
@@ -328,6 +329,16 @@ def fields_of(metadata: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 _decode = json.JSONDecoder().decode
 
 
+def read_json(text: str) -> Any:
+    """Parse stored JSON text; ``ValueError`` for text that is not JSON, also for JSON nested
+    deeper than Python can parse (only a damaged row holds such text: writes refuse it)."""
+    try:
+        return _decode(text)
+    except RecursionError:
+        msg = "its JSON nests too deeply to be read"
+        raise ValueError(msg) from None
+
+
 def decode_item(
     item_id: str, created_at: str, metadata: str, content: str, tags: str
 ) -> MemoryItem:
@@ -336,8 +347,8 @@ def decode_item(
         {
             "id": UUID(item_id),
             "created_at": float(created_at),
-            "metadata": _decode(metadata),
-            "content": _decode(content),
-            "tags": _decode(tags),
+            "metadata": read_json(metadata),
+            "content": read_json(content),
+            "tags": read_json(tags),
         }
     )

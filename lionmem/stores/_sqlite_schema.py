@@ -36,13 +36,12 @@ Every write, a migration included, runs inside ``transaction``: all of it or non
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 
 from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
-from lionmem.stores._sqlite_codec import EncodedItem, fields_of, fts_text, lowered_text
+from lionmem.stores._sqlite_codec import EncodedItem, fields_of, fts_text, lowered_text, read_json
 
 __all__ = [
     "APPLICATION_ID",
@@ -199,7 +198,7 @@ def index_tail(
             tags.extend((tag, seq) for tag in encoded.tag_set)
             fields.extend((key, value, seq) for key, value in encoded.fields)
             continue
-        tag_list, metadata = json.loads(tags_json), json.loads(metadata_json)
+        tag_list, metadata = read_json(tags_json), read_json(metadata_json)
         if type(metadata) is not dict or type(tag_list) is not list:
             msg = f"the stored row at position {seq} is malformed"
             raise ValueError(msg)
@@ -261,7 +260,7 @@ def _rebuild_text(conn: sqlite3.Connection, where: str) -> None:
         if not rows:
             break
         for seq, content, old in rows:
-            new = lowered_text(json.loads(content))
+            new = lowered_text(read_json(content))
             if new != old:
                 conn.execute("UPDATE items SET text = ? WHERE seq = ?", (new, seq))
                 if seq <= upto:

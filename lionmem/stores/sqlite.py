@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import random
 import sqlite3
@@ -62,6 +61,7 @@ from lionmem.stores._sqlite_codec import (
     decode_item,
     encode_item,
     id_text,
+    read_json,
 )
 from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
@@ -894,9 +894,6 @@ def _delete(conn: sqlite3.Connection, key: str, where: str) -> bool:
     return found is not None
 
 
-_decode_json = json.JSONDecoder().decode
-
-
 def _search(
     conn: sqlite3.Connection, draft: SearchDraft, limit: int, where: str
 ) -> list[MemoryItem]:
@@ -937,7 +934,7 @@ def _collect(
                     continue
                 if confirm:
                     try:
-                        metadata = _decode_json(row[2])
+                        metadata = read_json(row[2])
                     except ValueError as exc:
                         msg = f"the stored metadata of item {row[0]!r} is malformed: {exc}"
                         raise MemoryAdapterError(msg) from exc
@@ -955,7 +952,7 @@ def _collect(
 
 def _decode_tags(row: tuple[str, str, str, str, str]) -> list[str]:
     try:
-        tags = _decode_json(row[4])
+        tags = read_json(row[4])
     except ValueError as exc:
         msg = f"the stored tags of item {row[0]!r} are malformed: {exc}"
         raise MemoryAdapterError(msg) from exc

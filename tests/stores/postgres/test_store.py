@@ -776,17 +776,23 @@ async def test_a_statement_past_command_timeout_runs_once_and_keeps_the_pool(
         assert await store.count() == 0
 
 
+@pytest.mark.parametrize(
+    "damage",
+    ["'[1]'", "repeat('[', 100000) || repeat(']', 100000)"],
+    ids=["not an object", "nested deeper than Python parses"],
+)
 async def test_a_malformed_row_keeps_the_decoding_error_as_its_cause(
-    postgres_server: Cluster,
+    postgres_server: Cluster, damage: str
 ) -> None:
-    """A stored row whose metadata is not a JSON object raises MemoryAdapterError naming the
-    item, from search (decoded inside the store's operation) as from retrieve, with the
-    decoding error as its cause, which says what is wrong with it."""
+    """A stored row whose metadata is not a JSON object, or JSON nested deeper than Python can
+    parse, raises MemoryAdapterError naming the item, from search (decoded inside the store's
+    operation) as from retrieve, with the decoding error as its cause, which says what is
+    wrong with it."""
     database = postgres_server.fresh_database()
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         item = MemoryItem(content="kept")
         await store.store(item)
-        postgres_server.psql("UPDATE lionmem_items SET metadata = '[1]'", database)
+        postgres_server.psql(f"UPDATE lionmem_items SET metadata = {damage}", database)
         for call in (lambda: store.retrieve(item.id), lambda: store.search(MemoryQuery())):
             with pytest.raises(MemoryAdapterError, match=f"the stored row of item '{item.id}'"):
                 await call()

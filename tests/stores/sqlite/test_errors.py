@@ -233,9 +233,19 @@ async def _damage(store: SQLiteMemoryStore, path: Path, column: str, value: str)
     return item
 
 
+# JSON nested deeper than Python's parser can go (writes refuse anything deeper than MAX_DEPTH).
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("content", "{not json"), ("metadata", "[1, 2]"), ("tags", '"x"'), ("created_at", "soon")],
+    [
+        ("content", "{not json"),
+        ("metadata", "[1, 2]"),
+        ("tags", '"x"'),
+        ("created_at", "soon"),
+        *((column, _DEEP) for column in ("content", "metadata", "tags")),
+    ],
 )
 async def test_damaged_row_fails_retrieve(
     store: SQLiteMemoryStore, tmp_path: Path, column: str, value: str
@@ -246,11 +256,31 @@ async def test_damaged_row_fails_retrieve(
         await store.retrieve(item.id)
 
 
-async def test_damaged_row_fails_search(store: SQLiteMemoryStore, tmp_path: Path) -> None:
+@pytest.mark.parametrize("value", ["{not json", _DEEP])
+async def test_damaged_row_fails_search(
+    store: SQLiteMemoryStore, tmp_path: Path, value: str
+) -> None:
     """A search meeting a damaged row raises MemoryAdapterError instead of skipping it."""
-    await _damage(store, tmp_path / "memory.db", "content", "{not json")
+    await _damage(store, tmp_path / "memory.db", "content", value)
     with pytest.raises(MemoryAdapterError, match="malformed"):
         await store.search(MemoryQuery())
+
+
+@pytest.mark.parametrize("column", ["metadata", "tags"])
+async def test_too_deep_json_fails_a_search_that_reads_it(
+    store: SQLiteMemoryStore, tmp_path: Path, column: str
+) -> None:
+    """Tags or metadata nested deeper than Python can parse fail the tag or filter search that
+    reads them, and items(), with MemoryAdapterError saying they are malformed."""
+    if column == "tags":  # the tail's SQL looks for the tag's text first: the row holds it
+        value, query = '["t",' + _DEEP + "]", MemoryQuery(tags=["t"])
+    else:
+        value, query = '{"k":' + _DEEP + "}", MemoryQuery(filters={"k": 1})
+    await _damage(store, tmp_path / "memory.db", column, value)
+    with pytest.raises(MemoryAdapterError, match=f"{column} of item .* malformed"):
+        await store.search(query)
+    with pytest.raises(MemoryAdapterError, match="malformed"):
+        _ = [item async for item in store.items()]
 
 
 async def test_damaged_metadata_fails_filtered_search(

@@ -170,6 +170,20 @@ async def test_a_damaged_row_in_the_tail_stops_indexing_but_not_writes(
     assert (stuck, count, found) == (0, 3, ["later"])
 
 
+async def test_a_store_with_a_too_deep_tail_row_closes(tmp_path: Path) -> None:
+    """close() indexes the tail; a row there nested deeper than Python can parse stays in the
+    tail, and the store still closes (its file can be opened again)."""
+    path = tmp_path / "memory.db"
+    store = SQLiteMemoryStore(path)
+    await store.store(MemoryItem(content="damaged", tags=["t"]))
+    await store.store(MemoryItem(content="intact"))
+    raw(path, "UPDATE items SET tags = ? WHERE seq = 1", "[" * 100_000 + "]" * 100_000)
+    await store.close()
+    async with SQLiteMemoryStore(path) as again:
+        found = await contents(again, MemoryQuery(text="intact"))
+    assert (store._connections.writer, indexed_seq(path), found) == (None, 0, ["intact"])
+
+
 async def test_indexing_commits_without_a_sync_and_writes_keep_theirs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -218,16 +232,18 @@ async def test_a_bulk_write_is_indexed_when_it_returns(
     assert found == ["small 0", "small 1", "small 2"]
 
 
+@pytest.mark.parametrize("damage", ['["t",1]', "[" * 100_000 + "]" * 100_000])
 async def test_a_bulk_write_over_a_damaged_tail_row_is_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
-    """A damaged row in the tail stops the bulk write's indexing at it, not the write."""
+    """A damaged row in the tail (one nested deeper than Python can parse included) stops the
+    bulk write's indexing at it, not the write."""
     monkeypatch.setattr(sqlite, "TAIL_ITEMS", 3)
     path = tmp_path / "memory.db"
     async with SQLiteMemoryStore(path) as store:
         monkeypatch.setattr(store, "_index_tail", lambda: None)
         await store.store(MemoryItem(content="damaged", tags=["t"]))
-        raw(path, """UPDATE items SET tags = '["t",1]'""")
+        raw(path, "UPDATE items SET tags = ?", damage)
         await store.store_many([MemoryItem(content=f"bulk {n}") for n in range(3)])
         count = await store.count()
         found = await contents(store, MemoryQuery(text="bulk"))
