@@ -130,7 +130,15 @@ def _lost(exc: BaseException) -> bool:
         exc, TimeoutError | asyncpg.DataError | asyncpg.exceptions.ClientConfigurationError
     ):
         return False
-    return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.PostgresConnectionError)
+    # InternalClientError: the connection took the server's farewell (an idle connection the
+    # server ended) before its socket closed, so it refuses to start the next statement.
+    return isinstance(
+        exc,
+        OSError
+        | asyncpg.InterfaceError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.exceptions.InternalClientError,
+    )
 
 
 def _translate(
@@ -321,6 +329,9 @@ class PostgresMemoryStore:
         if self._closed:
             msg = f"{self!r} is closed"
             raise MemoryAdapterUnavailable(msg)
+        refused = None if self._owns_pool else _unusable(self._pool)
+        if refused is not None:
+            raise MemoryAdapterError(refused)
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
@@ -506,7 +517,11 @@ class PostgresMemoryStore:
                 rows = await conn.fetch(plan.sql, ns, after, size, *plan.params)
                 for row in rows:
                     item = _decode(row[1:])
-                    if plan.keep(item):
+                    try:
+                        kept = plan.keep(item)
+                    except Exception as exc:  # the query's own values (an __eq__ that raises)
+                        raise _Own(exc) from None
+                    if kept:
                         results.append(item)
                         if len(results) == limit:
                             return results, True
@@ -893,9 +908,10 @@ class _WriteQueue:
 
     def _take(self) -> list[_Stored] | asyncio.Future[None]:
         """The next write: the turn of the first waiting call if it is not a ``store()``,
-        else up to ``_BATCH`` ``store()`` calls, in call order, up to the next other write;
-        calls cancelled meanwhile are left out."""
+        else up to ``_BATCH`` ``store()`` calls, in call order, up to the next other write or
+        the next call storing an id the batch holds; calls cancelled meanwhile are left out."""
         batch: list[_Stored] = []
+        ids: set[str] = set()
         while self._waiting and len(batch) < _BATCH:
             entry = self._waiting[0]
             if isinstance(entry, asyncio.Future):
@@ -904,10 +920,13 @@ class _WriteQueue:
                 self._waiting.popleft()
                 if not entry.done():
                     return entry
+            elif entry[0].id in ids and not entry[1].done():
+                break  # a second write of an id: each is written, and may be refused, on its own
             else:
                 self._waiting.popleft()
                 if not entry[1].done():
                     batch.append(entry)
+                    ids.add(entry[0].id)
         return batch
 
     async def _commit(self, batch: list[_Stored]) -> None:

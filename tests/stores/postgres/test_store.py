@@ -7,7 +7,7 @@ import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -367,8 +367,9 @@ async def test_a_pool_passed_in_that_cannot_connect_is_a_programming_error(
     postgres_dsn: str, how: str
 ) -> None:
     """A pool passed in that was never awaited (asyncpg.create_pool(dsn) without await), or
-    that its owner closed, raises MemoryAdapterError saying so at each call: it is the caller's
-    mistake, not an outage to wait out (MemoryAdapterUnavailable)."""
+    that its owner closed, raises MemoryAdapterError saying so at every call, also one that needs
+    no connection: it is the caller's mistake, not an outage to wait out
+    (MemoryAdapterUnavailable)."""
     pool = asyncpg.create_pool(postgres_dsn, min_size=0)
     if how == "closed":
         await pool
@@ -380,7 +381,17 @@ async def test_a_pool_passed_in_that_cannot_connect_is_a_programming_error(
             "await asyncpg.create_pool(...) returns, not the un-awaited call"
         )
     store = PostgresMemoryStore(pool=pool)
-    for call in (store.count, store.open):
+    # Calls that need no connection to answer ([] for limit=0, None and False for a non-id,
+    # [] for nothing to store) are refused all the same.
+    calls: list[Callable[[], Awaitable[object]]] = [
+        store.count,
+        store.open,
+        lambda: store.search(MemoryQuery(limit=0)),
+        lambda: store.retrieve("not an id"),
+        lambda: store.delete("not an id"),
+        lambda: store.store_many([]),
+    ]
+    for call in calls:
         with pytest.raises(MemoryAdapterError) as caught:
             await call()
         assert type(caught.value) is MemoryAdapterError
@@ -717,6 +728,31 @@ async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster)
         assert [i.content async for i in store.items()] == [str(n) for n in range(10)]
 
 
+async def test_a_refused_store_fails_even_when_a_later_call_stores_its_id(
+    postgres_server: Cluster,
+) -> None:
+    """Two waiting store() calls of one id are not folded into one row: the first, refused by
+    the database, raises; the second commits, as the two calls made one after the other do."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.open()
+        postgres_server.psql(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()",
+            database,
+        )
+        first = MemoryItem(content="first")
+        bad, good = (first.model_copy(update={"content": c}) for c in ("bad", "good"))
+        outcomes = await asyncio.gather(
+            store.store(first), store.store(bad), store.store(good), return_exceptions=True
+        )
+        assert [type(o).__name__ for o in outcomes] == ["UUID", "MemoryAdapterError", "UUID"]
+        assert [i.content async for i in store.items()] == ["good"]
+
+
 async def test_a_statement_past_command_timeout_raises_unavailable(
     postgres_server: Cluster,
 ) -> None:
@@ -821,6 +857,37 @@ async def test_a_lost_connection_without_a_message_is_named_by_its_type(
         assert isinstance(caught.value.__cause__, ConnectionResetError)
         monkeypatch.undo()
         assert await store.count() == 0  # the next call works
+
+
+async def test_a_connection_the_server_ended_while_idle_is_replaced(postgres_dsn: str) -> None:
+    """The server ending a pooled connection while it is idle (pg_terminate_backend, as
+    idle_session_timeout or an administrator does) is a lost connection: whatever the
+    connection read of it before its socket closed, the next call runs on a new connection."""
+    admin = await asyncpg.connect(postgres_dsn)
+    try:
+        async with PostgresMemoryStore(postgres_dsn, namespace="ended", max_size=1) as store:
+            answers = []
+            for attempt in range(20):
+                await store.count()  # one pooled connection, idle now
+                ended = await admin.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE application_name = 'lionmem' AND datname = current_database()"
+                )
+                await asyncio.sleep(0.001 * (attempt % 3))
+                answers.append((ended, await store.count()))
+    finally:
+        await admin.close()
+    assert answers == [(1, 0)] * 20
+
+
+async def test_an_error_of_the_querys_own_value_is_raised_as_it_is(postgres_dsn: str) -> None:
+    """A filter value whose == raises (Decimal('sNaN') against a stored number) raises that
+    error, as InMemoryStore does: it is the caller's value, not a failure of the database."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(MemoryItem(content="x", metadata={"n": 1}))
+        with pytest.raises(InvalidOperation):
+            await store.search(MemoryQuery(filters={"n": Decimal("sNaN")}))
+        assert await store.count() == 1
 
 
 async def test_a_first_bulk_load_gives_the_planner_statistics(postgres_server: Cluster) -> None:
