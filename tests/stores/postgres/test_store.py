@@ -641,6 +641,41 @@ async def test_a_pool_whose_connections_all_stay_busy_raises_unavailable_saying_
         await pool.close()
 
 
+async def test_stores_writing_the_same_ids_in_opposite_orders_do_not_deadlock(
+    postgres_server: Cluster,
+) -> None:
+    """Two stores (two hosts) each write two existing items, in opposite orders, and each holds
+    its first row for a while: rows are locked in id order whatever the call order, so one
+    waits for the other and no statement is aborted and run again (each row is updated once by
+    each write), and the items keep their positions."""
+    database = postgres_server.fresh_database()
+    dsn = postgres_server.dsn(database)
+    async with PostgresMemoryStore(dsn) as one, PostgresMemoryStore(dsn) as two:
+        a, b = MemoryItem(content="a"), MemoryItem(content="b")
+        await one.store_many([a, b])
+        postgres_server.psql(
+            "CREATE SEQUENCE attempts; "  # nextval survives the rollback of an aborted statement
+            "CREATE FUNCTION hold() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM nextval('attempts'); "
+            "IF NEW.content LIKE '%first%' THEN PERFORM pg_sleep(0.3); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER hold BEFORE UPDATE ON lionmem_items "
+            "FOR EACH ROW EXECUTE FUNCTION hold()",
+            database,
+        )
+
+        def rename(item: MemoryItem, content: str) -> MemoryItem:
+            return item.model_copy(update={"content": content})
+
+        await asyncio.gather(
+            one.store_many([rename(a, "one first"), rename(b, "one second")]),
+            two.store_many([rename(b, "two first"), rename(a, "two second")]),
+        )
+        ids = [item.id async for item in one.items()]
+    assert postgres_server.psql("SELECT last_value FROM attempts", database) == "4"
+    assert ids == [a.id, b.id]
+
+
 async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
     """store() calls made while a commit runs share the next transaction (one xmin)."""
     async with PostgresMemoryStore(postgres_dsn) as store:
