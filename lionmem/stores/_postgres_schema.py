@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lionmem.errors import IncompatibleDatabaseError
+from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
 from lionmem.stores._postgres_codec import search_text
 from lionmem.stores._sqlite_codec import read_json
 
@@ -166,11 +166,15 @@ async def _relower(conn: Connection) -> None:
         )
         if not rows:
             return
-        changed = [
-            (seq, new)
-            for seq, content, old in rows
-            if (new := search_text(read_json(content))) != old
-        ]
+        changed = []
+        for seq, content, old in rows:
+            try:
+                new = search_text(read_json(content))
+            except ValueError as exc:
+                msg = f"the stored content at position {seq} is malformed: {exc}"
+                raise MemoryAdapterError(msg) from exc
+            if new != old:
+                changed.append((seq, new))
         if changed:
             await conn.executemany("UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed)
         last = rows[-1][0]

@@ -92,37 +92,31 @@ ON CONFLICT (namespace, id) DO UPDATE SET
     field_keys = EXCLUDED.field_keys
 """
 # Several rows in one statement; entries are newline-free (JSON escapes control characters), so
-# each row's arrays travel as one newline-joined text. The rows are numbered in the order given
-# ({numbered}) and written in id order: writers of overlapping ids lock their rows in the same
-# order, so they wait for each other instead of deadlocking. (``lionmem_items_seq_seq`` is the
-# sequence of the identity column ``seq``, named by PostgreSQL when the table was created.)
-_UPSERT_ROWS = """
+# each row's arrays travel as one newline-joined text. ORDER BY keeps the seqs in batch order.
+# The stored rows it replaces are locked first, in id order (``locked``, read once before any
+# row is written), so stores writing the same items at once wait for each other instead of
+# deadlocking.
+_LOCK = (
+    "SELECT 1 FROM lionmem_items WHERE namespace = $1 AND id = ANY($2::uuid[]) "
+    "ORDER BY id FOR UPDATE"
+)
+_UPSERT_MANY = f"""
+WITH locked AS ({_LOCK})
 INSERT INTO lionmem_items AS i
-    (seq, namespace, id, created_at, metadata, content, tags, search, tag_keys, field_keys)
-OVERRIDING SYSTEM VALUE
-SELECT u.seq, $1, u.id, u.created_at, u.metadata, u.content, u.tags, u.search,
+    (namespace, id, created_at, metadata, content, tags, search, tag_keys, field_keys)
+SELECT $1, u.id, u.created_at, u.metadata, u.content, u.tags, u.search,
        string_to_array(u.tag_keys, E'\\n'), string_to_array(u.field_keys, E'\\n')
-FROM ({numbered}) AS u
-ORDER BY u.id
+FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+            $8::text[], $9::text[])
+     WITH ORDINALITY AS u (id, created_at, metadata, content, tags, search, tag_keys,
+                           field_keys, ord)
+WHERE (SELECT count(*) FROM locked) >= 0
+ORDER BY u.ord
 ON CONFLICT (namespace, id) DO UPDATE SET
     created_at = EXCLUDED.created_at, metadata = EXCLUDED.metadata, content = EXCLUDED.content,
     tags = EXCLUDED.tags, search = EXCLUDED.search, tag_keys = EXCLUDED.tag_keys,
     field_keys = EXCLUDED.field_keys
 """
-_ROWS = """unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-              $8::text[], $9::text[]"""
-_COLUMNS = "id, created_at, metadata, content, tags, search, tag_keys, field_keys"
-# Numbered here, in the order given (a sorted subquery is evaluated on its own, in its order).
-_UPSERT_MANY = _UPSERT_ROWS.format(
-    numbered=f"SELECT r.*, nextval('lionmem_items_seq_seq') AS seq "
-    f"FROM {_ROWS}) WITH ORDINALITY AS r ({_COLUMNS}, ord) ORDER BY r.ord"
-)
-# Numbered before: $10 holds each row's seq (reserved with _RESERVE, for a write of several
-# statements, whose rows go in id order across all of them).
-_UPSERT_NUMBERED = _UPSERT_ROWS.format(
-    numbered=f"SELECT * FROM {_ROWS}, $10::bigint[]) AS r ({_COLUMNS}, seq)"
-)
-_RESERVE = "SELECT nextval('lionmem_items_seq_seq') FROM generate_series(1, $1::int)"
 _RETRIEVE = (
     "SELECT id::text, created_at, metadata, content, tags FROM lionmem_items "
     "WHERE namespace = $1 AND id = $2"
@@ -145,14 +139,11 @@ def _lost(exc: BaseException) -> bool:
         exc, TimeoutError | asyncpg.DataError | asyncpg.exceptions.ClientConfigurationError
     ):
         return False
-    # InternalClientError: the connection took the server's farewell (an idle connection the
-    # server ended) before its socket closed, so it refuses to start the next statement.
-    return isinstance(
-        exc,
-        OSError
-        | asyncpg.InterfaceError
-        | asyncpg.PostgresConnectionError
-        | asyncpg.exceptions.InternalClientError,
+    # A plain InternalClientError (not one of its subclasses, which name client-side problems):
+    # the connection took the server's farewell (an idle connection the server ended) before its
+    # socket closed, so it refuses to start the next statement.
+    return type(exc) is asyncpg.exceptions.InternalClientError or isinstance(
+        exc, OSError | asyncpg.InterfaceError | asyncpg.PostgresConnectionError
     )
 
 
@@ -634,20 +625,19 @@ class PostgresMemoryStore:
             await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]))
             return
         unique = _unique(rows)
-        if len(unique) <= _BATCH:  # one statement is one transaction: no BEGIN and COMMIT trips
-            columns = _columns(unique)
-            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns))
+        columns = [
+            _columns(unique[start : start + _BATCH]) for start in range(0, len(unique), _BATCH)
+        ]
+        if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
+            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
             return
-        # Numbered in call order, written in id order across every statement (see _UPSERT_ROWS).
-        by_id = sorted(range(len(unique)), key=lambda n: unique[n].id)
-        parts = [by_id[start : start + _BATCH] for start in range(0, len(by_id), _BATCH)]
+        ids = [row.id for row in unique]
 
         async def write(conn: Any) -> None:
             async with _transaction(conn):
-                seqs = [row[0] for row in await conn.fetch(_RESERVE, len(unique))]
-                for part in parts:
-                    columns = _columns([unique[n] for n in part])
-                    await conn.execute(_UPSERT_NUMBERED, ns, *columns, [seqs[n] for n in part])
+                await conn.execute(_LOCK, ns, ids)  # every statement's rows, in id order
+                for column in columns:
+                    await conn.execute(_UPSERT_MANY, ns, *column)
 
         await self._call(write)
 

@@ -520,7 +520,8 @@ class SQLiteMemoryStore:
         direct connection, another thread is using it, operations of this store are queued or
         running in the worker (``Worker.busy``, cancelled ones included), a checkpoint is due,
         the file is locked (no busy timeout), the id is stored already (a replacement needs a
-        transaction), or on any other SQLite error. The insert is one statement, its own transaction: all or nothing.
+        transaction), or on any other SQLite error. The insert is one statement, its own
+        transaction: all or nothing.
         """
         connections = self._connections
         # _checkpointing is read without _tail_lock: a stale answer only sends one more insert

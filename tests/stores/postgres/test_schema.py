@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import MemoryAdapterError, MemoryItem, MemoryQuery
 from lionmem.stores._postgres_schema import LOCK_KEY, MIGRATIONS, SCHEMA_VERSION
 from lionmem.stores.postgres import IncompatibleDatabaseError, PostgresMemoryStore
 from tests.postgres_support import Cluster
@@ -170,6 +170,28 @@ async def test_search_text_is_relowered_for_a_newer_unicode(postgres_server: Clu
         )
         == unicodedata.unidata_version
     )
+
+
+async def test_relowering_stops_at_a_damaged_row_and_names_it(postgres_server: Cluster) -> None:
+    """Recomputing the search text reads every item's content: a row whose JSON is nested too
+    deeply to read stops the migration (nothing of it is kept) with MemoryAdapterError naming
+    the row's position, and the database stays as it was."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store(MemoryItem(content="first"))
+        await store.store(MemoryItem(content="second"))
+    postgres_server.psql(
+        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
+        "UPDATE lionmem_items SET content = repeat('[', 100000) || repeat(']', 100000) "
+        "WHERE content = '\"second\"'",
+        database,
+    )
+    before = snapshot(postgres_server, database)
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    with pytest.raises(MemoryAdapterError, match="content at position 2 is malformed"):
+        await store.open()
+    await store.close()
+    assert snapshot(postgres_server, database) == before
 
 
 async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:

@@ -676,6 +676,36 @@ async def test_stores_writing_the_same_ids_in_opposite_orders_do_not_deadlock(
     assert ids == [a.id, b.id]
 
 
+async def test_a_role_with_table_privileges_only_writes_every_way(
+    postgres_server: Cluster,
+) -> None:
+    """A role granted no more than reading and writing lionmem's two tables (a migration role
+    owns them) stores one item, several, a long batch and a stream: writes need no privilege
+    on the numbering sequence."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as owner:
+        await owner.open()
+    postgres_server.psql(
+        "CREATE ROLE tables_only LOGIN; GRANT USAGE ON SCHEMA public TO tables_only; "
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_items, lionmem_meta TO tables_only",
+        database,
+    )
+    pool = await asyncpg.create_pool(
+        postgres_server.dsn(database), user="tables_only", server_settings=SERVER_SETTINGS
+    )
+    try:
+        async with PostgresMemoryStore(pool=pool) as store:
+            await store.store(MemoryItem(content="one"))
+            await store.store_many([MemoryItem(content="two"), MemoryItem(content="three")])
+            await store.store_many([MemoryItem(content=n) for n in range(1001)])
+            await store.store_stream(MemoryItem(content=n) for n in range(3))
+            await asyncio.gather(*(store.store(MemoryItem(content=n)) for n in range(4)))
+            assert await store.count() == 1 + 2 + 1001 + 3 + 4
+    finally:
+        await pool.close()
+        postgres_server.psql("DROP OWNED BY tables_only; DROP ROLE tables_only", database)
+
+
 async def test_concurrent_stores_commit_together(postgres_dsn: str) -> None:
     """store() calls made while a commit runs share the next transaction (one xmin)."""
     async with PostgresMemoryStore(postgres_dsn) as store:

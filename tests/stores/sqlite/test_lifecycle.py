@@ -301,7 +301,8 @@ async def test_a_read_after_a_cancelled_write_waits_for_it(store: SQLiteMemorySt
     found = (await read, await counted)
     await store._call(lambda conn: conn.set_trace_callback(None))
     with worker_held(store):
-        again = await asyncio.wait_for(store.count(), 10)
+        await asyncio.sleep(0)  # the worker is held now: a read sent there would wait
+        again = await asyncio.wait_for(store.count(), 5)
     assert (found, again) == ((item, 1), 1)
 
 
