@@ -13,15 +13,23 @@ a newer Unicode database), or one whose encoding is not UTF8, raises
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
 from lionmem.stores._postgres_codec import search_text
 from lionmem.stores._sqlite_codec import read_json
 
-__all__ = ["LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "IncompatibleDatabaseError", "prepare"]
+__all__ = [
+    "LOCK_KEY",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "IncompatibleDatabaseError",
+    "prepare",
+    "transaction",
+]
 
 LOCK_KEY = 0x4C4D454D_00000001
 """The advisory lock every migration holds ("LMEM", 1): one migrating session per database."""
@@ -156,35 +164,64 @@ def _needs(meta: dict[str, str] | None, where: str) -> bool:
     return version < SCHEMA_VERSION or recorded != unicodedata.unidata_version
 
 
+# Both walk the (namespace, seq) index: a page reads on from the last row, an update finds its row.
+_RELOWER_PAGE = (
+    "SELECT namespace, seq, content, search FROM lionmem_items "
+    "WHERE (namespace, seq) > ($1, $2) ORDER BY namespace, seq LIMIT 1000"
+)
+_RELOWER_SET = "UPDATE lionmem_items SET search = $3 WHERE namespace = $1 AND seq = $2"
+
+
 async def _relower(conn: Connection) -> None:
     """Recompute every item's search text with this Python's ``str.lower()``."""
-    last = 0
+    last: tuple[str, int] = ("", 0)  # below every row: a namespace is a JSON string
     while True:
-        rows = await conn.fetch(
-            "SELECT seq, content, search FROM lionmem_items WHERE seq > $1 ORDER BY seq LIMIT 1000",
-            last,
-        )
+        rows = await conn.fetch(_RELOWER_PAGE, *last)
         if not rows:
             return
         changed = []
-        for seq, content, old in rows:
+        for namespace, seq, content, old in rows:
             try:
                 new = search_text(read_json(content))
             except ValueError as exc:
                 msg = f"the stored content at position {seq} is malformed: {exc}"
                 raise MemoryAdapterError(msg) from exc
             if new != old:
-                changed.append((seq, new))
+                changed.append((namespace, seq, new))
         if changed:
-            await conn.executemany("UPDATE lionmem_items SET search = $2 WHERE seq = $1", changed)
-        last = rows[-1][0]
+            await conn.executemany(_RELOWER_SET, changed)
+        last = (rows[-1][0], rows[-1][1])
+
+
+@contextlib.asynccontextmanager
+async def transaction(conn: Connection, **options: Any) -> AsyncIterator[None]:
+    """``conn.transaction(**options)``, except that an exception of the block is the one raised
+    even when the rollback fails as well (on a lost connection: the server rolls back by
+    itself), and that after a statement ran past its timeout the connection is closed instead
+    of rolled back: a rollback would wait for the server again (one that stopped answering
+    would cost the timeout twice), and closing the connection rolls back as well."""
+    started = conn.transaction(**options)
+    # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
+    # also when BEGIN itself is cancelled), except for a failing rollback's exception.
+    await started.__aenter__()
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, TimeoutError):
+            conn.terminate()
+        else:
+            with contextlib.suppress(Exception):
+                await started.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    await started.__aexit__(None, None, None)
 
 
 async def prepare(conn: Connection, where: str) -> None:
     """Create or migrate lionmem's tables if needed (one transaction, under the advisory lock).
 
     Nothing is written to a database whose tables are not lionmem's or are newer, nor to one
-    whose encoding is not UTF8 (it could not hold every text an item may carry).
+    whose encoding is not UTF8 (it could not hold every text an item may carry), nor through a
+    session whose first schema is its temporary one (the tables would be temporary).
     """
     encoding = await conn.fetchval("SELECT pg_catalog.current_setting('server_encoding')")
     if encoding != "UTF8":
@@ -193,9 +230,16 @@ async def prepare(conn: Connection, where: str) -> None:
             "text an item may carry: lionmem needs a database created with ENCODING 'UTF8'"
         )
         raise IncompatibleDatabaseError(msg)
+    schema = await conn.fetchval("SELECT current_schema()")
+    if schema is not None and schema.startswith("pg_temp"):
+        msg = (
+            f"the first schema of the search_path at {where} is the session's temporary schema "
+            f"({schema}): tables there vanish with the connection; put a permanent schema first"
+        )
+        raise MemoryAdapterError(msg)
     if not _needs(await _read_meta(conn, where), where):
         return
-    async with conn.transaction():
+    async with transaction(conn):
         await conn.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
         # Another session may have created or migrated the tables meanwhile: look again.
         meta = await _read_meta(conn, where)

@@ -40,7 +40,7 @@ from lionmem.errors import (
 from lionmem.guard import check_query
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
-from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare
+from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare, transaction
 from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item, id_text
 from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -544,7 +544,7 @@ class PostgresMemoryStore:
                 # Python rejected rows of the first page, so more pages are needed. Each page
                 # on its own would see the writes committed before it (part of a transaction,
                 # an item deleted and stored again twice): read them all again in one snapshot.
-                async with _transaction(conn, isolation="repeatable_read", readonly=True):
+                async with transaction(conn, isolation="repeatable_read", readonly=True):
                     results, _ = await collect(conn, one_page=False)
             return results
 
@@ -596,7 +596,7 @@ class PostgresMemoryStore:
         async def write(conn: Any) -> int:
             nonlocal reading, chunk
             stored = 0
-            async with _transaction(conn):
+            async with transaction(conn):
                 reading = True
                 while True:
                     if chunk is None:
@@ -634,7 +634,7 @@ class PostgresMemoryStore:
         ids = [row.id for row in unique]
 
         async def write(conn: Any) -> None:
-            async with _transaction(conn):
+            async with transaction(conn):
                 await conn.execute(_LOCK, ns, ids)  # every statement's rows, in id order
                 for column in columns:
                     await conn.execute(_UPSERT_MANY, ns, *column)
@@ -735,24 +735,6 @@ async def _analyse_if_never(conn: Any) -> bool:
         return True
     await conn.execute("ANALYZE (SKIP_LOCKED) lionmem_items")
     return not await conn.fetchval(_NEVER_ANALYSED)
-
-
-@contextlib.asynccontextmanager
-async def _transaction(conn: Any, **options: Any) -> AsyncIterator[None]:
-    """``conn.transaction(**options)``, except that an exception of the block is the one raised
-    even when the rollback fails as well (on a lost connection: the server rolls back by
-    itself)."""
-    transaction = conn.transaction(**options)
-    # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
-    # also when BEGIN itself is cancelled), except for a failing rollback's exception.
-    await transaction.__aenter__()
-    try:
-        yield
-    except BaseException as exc:
-        with contextlib.suppress(Exception):
-            await transaction.__aexit__(type(exc), exc, exc.__traceback__)
-        raise
-    await transaction.__aexit__(None, None, None)
 
 
 class _Own(Exception):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -95,6 +97,36 @@ async def test_a_store_made_while_the_server_is_down_works_once_it_is_up(cluster
     with pytest.raises(MemoryAdapterUnavailable):
         await store.retrieve(uuid4())
     cluster.start()
+    assert await store.count() == 0
+    await store.close()
+
+
+async def test_a_server_that_stops_answering_mid_transaction_fails_within_command_timeout(
+    cluster: Cluster,
+) -> None:
+    """A stream whose server stops answering (SIGSTOP) between two of its statements raises
+    MemoryAdapterUnavailable once the statement ran past command_timeout: the transaction's
+    connection is closed rather than rolled back, since a rollback would wait as long again.
+    Once the server answers, the same store works, and nothing of the stream was written."""
+    store = PostgresMemoryStore(cluster.dsn(), connect_timeout=1.0, command_timeout=2.0)
+    await store.open()
+    stopped: list[int] = []
+
+    def items() -> Iterator[MemoryItem]:
+        for n in range(1500):
+            if n == 1000:  # the first statement, of 1,000 items, has run
+                stopped.extend(cluster.server_pids())
+                for pid in stopped:
+                    os.kill(pid, signal.SIGSTOP)
+            yield MemoryItem(content=n)
+
+    try:
+        with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout"):
+            # Twice command_timeout would be the rollback's wait added to the statement's.
+            await asyncio.wait_for(store.store_stream(items()), 3.5)
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
     assert await store.count() == 0
     await store.close()
 

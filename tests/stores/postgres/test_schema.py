@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import unicodedata
 
+import asyncpg
 import pytest
 
 from lionmem import MemoryAdapterError, MemoryItem, MemoryQuery
-from lionmem.stores._postgres_schema import LOCK_KEY, MIGRATIONS, SCHEMA_VERSION
-from lionmem.stores.postgres import IncompatibleDatabaseError, PostgresMemoryStore
+from lionmem.stores._postgres_schema import (
+    _RELOWER_PAGE,
+    _RELOWER_SET,
+    LOCK_KEY,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+)
+from lionmem.stores.postgres import (
+    SERVER_SETTINGS,
+    IncompatibleDatabaseError,
+    PostgresMemoryStore,
+)
 from tests.postgres_support import Cluster
 
 
@@ -192,6 +203,49 @@ async def test_relowering_stops_at_a_damaged_row_and_names_it(postgres_server: C
         await store.open()
     await store.close()
     assert snapshot(postgres_server, database) == before
+
+
+async def test_relowering_reads_and_writes_through_the_order_index(
+    postgres_server: Cluster,
+) -> None:
+    """Recomputing the search text pages through the (namespace, seq) index and updates each
+    row through it: no statement scans or sorts the table, so a large table migrates in time
+    that grows with its size, not with its square."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store_many([MemoryItem(content=n) for n in range(5000)])
+    postgres_server.psql("ANALYZE lionmem_items", database)
+    plans = [
+        postgres_server.psql(f"EXPLAIN {sql}", database)
+        for sql in (
+            _RELOWER_PAGE.replace("$1", "''").replace("$2", "0"),
+            _RELOWER_SET.replace("$1", "'\"default\"'").replace("$2", "7").replace("$3", "'x'"),
+        )
+    ]
+    assert [("Index" in plan, "Seq Scan" in plan, "Sort" in plan) for plan in plans] == [
+        (True, False, False)
+    ] * 2
+
+
+async def test_a_temporary_first_schema_is_refused_before_anything_is_created(
+    postgres_server: Cluster,
+) -> None:
+    """A pool whose search_path starts with pg_temp would put the tables in one session's
+    temporary schema, where acknowledged writes vanish with the connection: the store refuses
+    it on first use, saying so, and creates nothing."""
+    database = postgres_server.fresh_database()
+    pool = await asyncpg.create_pool(
+        postgres_server.dsn(database),
+        server_settings={**SERVER_SETTINGS, "search_path": "pg_temp, public"},
+    )
+    try:
+        store = PostgresMemoryStore(pool=pool)
+        with pytest.raises(MemoryAdapterError, match=r"temporary schema \(pg_temp_\d+\)"):
+            await store.open()
+        created = await pool.fetchval("SELECT count(*) FROM pg_class WHERE relname LIKE 'lionmem%'")
+    finally:
+        await pool.close()
+    assert created == 0
 
 
 async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:
