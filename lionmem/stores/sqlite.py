@@ -117,6 +117,7 @@ _MISSED = object()
 TAIL_ITEMS = 128
 """Items written after which the worker indexes the tail; a write this big indexes it itself."""
 _INDEX_BATCH = 1000
+_CHECKPOINT_WAIT_MS = 50
 CHECKPOINT_WRITES = 300
 """Writes in the caller's thread (which never checkpoint) after which such writes pause until the
 worker has checkpointed the WAL, so that the WAL stays bounded."""
@@ -816,7 +817,18 @@ def _index_all(conn: sqlite3.Connection, where: str, known: dict[str, EncodedIte
 
 
 def _checkpoint_wal(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    """Copy the WAL into the file and let the next write start it again from its beginning.
+
+    RESTART waits for readers still using the WAL (another process's searches, say), which
+    would otherwise keep every checkpoint short of its end and the WAL growing; it waits up to
+    ``_CHECKPOINT_WAIT_MS``, then copies what it can, and the next checkpoint tries again.
+    """
+    (waits,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(waits)}")
 
 
 def _index(

@@ -234,6 +234,33 @@ async def test_the_wal_stays_bounded_under_many_direct_writes(
         assert frames > 6000  # 2 to 3 frames per write, none checkpointed
 
 
+async def test_a_checkpoint_waits_for_a_reader_so_that_the_wal_starts_again(
+    tmp_path: Path,
+) -> None:
+    """A reader of another connection (another process alike) still on an older snapshot when
+    the worker checkpoints is waited for, briefly: the checkpoint reaches the end of the WAL,
+    and the next write starts the WAL again from its beginning instead of growing it (a reader
+    reading without pause would otherwise keep the WAL growing)."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path, synchronous="NORMAL") as store:
+        await store._call(lambda conn: conn.execute("PRAGMA wal_autocheckpoint = 0"))
+        await store.store_many([MemoryItem(content=f"a {n}") for n in range(50)])
+        reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM items").fetchone()  # holds this snapshot
+        for n in range(50):
+            await store.store(MemoryItem(content=f"b {n}"))
+        ends = threading.Timer(0.01, reader.commit)  # the reader is done 10 ms later
+        ends.start()
+        await store._call(sqlite._checkpoint_wal)
+        ends.join()
+        reader.close()
+        await store.store(MemoryItem(content="after"))
+        (_, frames, _) = raw(path, "PRAGMA wal_checkpoint(PASSIVE)")[0]
+        assert await store.count() == 101
+    assert frames < 10  # the one write since the checkpoint, not 150 frames and more
+
+
 @pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
 async def test_a_full_disk_fails_as_the_worker_reports_it(
     tmp_path: Path, synchronous: Synchronous
