@@ -39,6 +39,7 @@ import contextlib
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
 from lionmem.errors import IncompatibleDatabaseError, MemoryAdapterError
 from lionmem.stores._sqlite_codec import EncodedItem, fields_of, fts_text, lowered_text, read_json
@@ -47,8 +48,10 @@ __all__ = [
     "APPLICATION_ID",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "Entries",
     "IncompatibleDatabaseError",
     "delete_text",
+    "entries_of",
     "index_tail",
     "indexed_upto",
     "insert_text",
@@ -174,12 +177,26 @@ def indexed_upto(conn: sqlite3.Connection, where: str) -> int:
         raise MemoryAdapterError(msg) from None
 
 
+class Entries(NamedTuple):
+    """What the tag and metadata indexes hold for one item, and the JSON it comes from."""
+
+    tags: str
+    metadata: str
+    tag_set: frozenset[str]
+    fields: tuple[tuple[str, str], ...]
+
+
+def entries_of(encoded: EncodedItem) -> Entries:
+    """The index entries of ``encoded``, without its content (kept for indexing, not held whole)."""
+    return Entries(encoded.tags, encoded.metadata, encoded.tag_set, encoded.fields)
+
+
 def index_tail(
-    conn: sqlite3.Connection, where: str, batch: int, known: Mapping[str, EncodedItem]
+    conn: sqlite3.Connection, where: str, batch: int, known: Mapping[str, Entries]
 ) -> bool:
     """Index up to ``batch`` items of the tail, in order; return whether more remain.
 
-    ``known`` holds encodings of some items by id; one whose JSON equals the row's gives the
+    ``known`` holds the entries of some items by id; one whose JSON equals the row's gives the
     row's index entries without decoding it. Run inside a write transaction. A row whose JSON is
     damaged raises ``ValueError`` and nothing of this batch is indexed.
     """

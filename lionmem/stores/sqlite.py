@@ -65,8 +65,10 @@ from lionmem.stores._sqlite_codec import (
 )
 from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
+    Entries,
     IncompatibleDatabaseError,
     delete_text,
+    entries_of,
     index_tail,
     indexed_upto,
     insert_text,
@@ -302,8 +304,9 @@ class SQLiteMemoryStore:
         self._indexing = False
         self._unchecked = 0
         self._checkpointing = False
-        # The items this store wrote since, by id: indexing them need not decode their JSON.
-        self._written: dict[str, EncodedItem] = {}
+        # The index entries of the items this store wrote since, by id: indexing them need not
+        # decode their JSON (their content is not kept: it may be large).
+        self._written: dict[str, Entries] = {}
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -439,7 +442,7 @@ class SQLiteMemoryStore:
         with self._tail_lock:
             if not indexed:
                 for encoded in items:
-                    self._written[encoded.id] = encoded
+                    self._written[encoded.id] = entries_of(encoded)
                 self._unindexed += count
                 if self._unindexed >= TAIL_ITEMS and not self._indexing:
                     self._indexing = self._worker.later(self._index_tail)
@@ -804,11 +807,11 @@ def _write(conn: sqlite3.Connection, batch: tuple[EncodedItem, ...], where: str)
             for encoded in batch:
                 _upsert(conn, encoded, where)
         if bulk:
-            _index_all(conn, where, {e.id: e for e in batch})
+            _index_all(conn, where, {e.id: entries_of(e) for e in batch})
     return bulk
 
 
-def _index_all(conn: sqlite3.Connection, where: str, known: dict[str, EncodedItem]) -> None:
+def _index_all(conn: sqlite3.Connection, where: str, known: dict[str, Entries]) -> None:
     """Index the whole tail inside the caller's transaction; a damaged row stops at its batch
     (nothing of that batch is written), leaving it and the rows after it to the tail."""
     with contextlib.suppress(ValueError):
@@ -832,7 +835,7 @@ def _checkpoint_wal(conn: sqlite3.Connection) -> None:
 
 
 def _index(
-    conn: sqlite3.Connection, where: str, written: dict[str, EncodedItem], synchronous: str
+    conn: sqlite3.Connection, where: str, written: dict[str, Entries], synchronous: str
 ) -> bool:
     # The indexes are derived from the rows, so their commit does not wait for the disk: the
     # next write's sync covers it, and if a power cut loses it the items are still in the tail.

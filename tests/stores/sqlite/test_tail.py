@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError
 from lionmem.stores import sqlite
-from lionmem.stores.sqlite import SQLiteMemoryStore
+from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import contents, raw
 
 
@@ -182,6 +184,26 @@ async def test_a_store_with_a_too_deep_tail_row_closes(tmp_path: Path) -> None:
     async with SQLiteMemoryStore(path) as again:
         found = await contents(again, MemoryQuery(text="intact"))
     assert (store._connections.writer, indexed_seq(path), found) == (None, 0, ["intact"])
+
+
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+async def test_items_waiting_to_be_indexed_are_not_held_in_memory(
+    tmp_path: Path, synchronous: Synchronous
+) -> None:
+    """Until the tail is indexed the store keeps what indexing needs of each item it wrote
+    (tags and metadata), not its content: twenty items of a megabyte each leave well under a
+    megabyte behind."""
+    async with SQLiteMemoryStore(tmp_path / "memory.db", synchronous=synchronous) as store:
+        tracemalloc.start()
+        try:
+            for n in range(20):
+                await store.store(MemoryItem(content=f"{n} " + "x" * 2**20, tags=["t"]))
+            gc.collect()
+            held, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert await store.count() == 20
+    assert held < 2**20
 
 
 async def test_indexing_commits_without_a_sync_and_writes_keep_theirs(
