@@ -8,11 +8,13 @@ locking; only when something must change does it take a transaction-scoped advis
 again, and run every missing step in that one transaction, so concurrent first uses of a fresh
 database serialise instead of failing. A database written by a newer lionmem (or by a Python with
 a newer Unicode database), or one whose encoding is not UTF8, raises
-``IncompatibleDatabaseError`` and is not written to.
+``IncompatibleDatabaseError`` and is not written to. ``transaction`` is the store's transaction,
+whose end never waits long for a server that stopped answering.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,6 +27,7 @@ from lionmem.stores._sqlite_codec import read_json
 __all__ = [
     "LOCK_KEY",
     "MIGRATIONS",
+    "ROLLBACK_WAIT",
     "SCHEMA_VERSION",
     "IncompatibleDatabaseError",
     "prepare",
@@ -84,6 +87,10 @@ _V2 = (
 
 Connection = Any
 """An asyncpg connection (typed loosely: asyncpg ships no type information)."""
+
+ROLLBACK_WAIT = 1.0
+"""Seconds a transaction's end may wait for the server after a failure, before its connection
+is closed instead."""
 
 
 async def _migrate_to_1(conn: Connection) -> None:
@@ -195,25 +202,38 @@ async def _relower(conn: Connection) -> None:
 
 @contextlib.asynccontextmanager
 async def transaction(conn: Connection, **options: Any) -> AsyncIterator[None]:
-    """``conn.transaction(**options)``, except that an exception of the block is the one raised
-    even when the rollback fails as well (on a lost connection: the server rolls back by
-    itself), and that after a statement ran past its timeout the connection is closed instead
-    of rolled back: a rollback would wait for the server again (one that stopped answering
-    would cost the timeout twice), and closing the connection rolls back as well."""
+    """``conn.transaction(**options)`` that never waits long for the server once it failed.
+
+    After an exception in the block the rollback may take ``ROLLBACK_WAIT`` seconds (after a
+    timeout it waits for the statement's cancellation, for which asyncpg connects again: a
+    server that stopped answering would take a whole ``command_timeout`` more); past that, or
+    if it fails, the connection is closed, which rolls back too, and the block's exception is
+    raised. A commit that times out or is cancelled closes the connection as well.
+    """
     started = conn.transaction(**options)
     # Entered and left as ``async with`` would (asyncpg then knows the transaction is managed,
-    # also when BEGIN itself is cancelled), except for a failing rollback's exception.
+    # also when BEGIN itself is cancelled), except for the bounded rollback.
     await started.__aenter__()
     try:
         yield
     except BaseException as exc:
-        if isinstance(exc, TimeoutError):
-            conn.terminate()
-        else:
-            with contextlib.suppress(Exception):
+        try:
+            async with asyncio.timeout(ROLLBACK_WAIT):
                 await started.__aexit__(type(exc), exc, exc.__traceback__)
+        except (Exception, asyncio.CancelledError):
+            _close(conn)
         raise
-    await started.__aexit__(None, None, None)
+    try:
+        await started.__aexit__(None, None, None)
+    except (TimeoutError, asyncio.CancelledError):
+        _close(conn)
+        raise
+
+
+def _close(conn: Connection) -> None:
+    """Close ``conn`` at once, unless it is closed already (asyncpg then refuses to)."""
+    with contextlib.suppress(Exception):
+        conn.terminate()
 
 
 async def prepare(conn: Connection, where: str) -> None:

@@ -16,6 +16,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -80,6 +81,8 @@ _MAX_LIMIT = 2**63 - 1
 _MAX_CONNECTIONS = 2**18 - 1
 _UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
 _RETRY_STATES = ("40001", "40P01")
+_CONFLICT_RETRIES = 5
+_CONFLICT_PAUSE = 0.005  # seconds, times the attempt: the longest random pause before a rerun
 _NO_TABLE = "42P01"
 
 _UPSERT = """
@@ -93,15 +96,7 @@ ON CONFLICT (namespace, id) DO UPDATE SET
 """
 # Several rows in one statement; entries are newline-free (JSON escapes control characters), so
 # each row's arrays travel as one newline-joined text. ORDER BY keeps the seqs in batch order.
-# The stored rows it replaces are locked first, in id order (``locked``, read once before any
-# row is written), so stores writing the same items at once wait for each other instead of
-# deadlocking.
-_LOCK = (
-    "SELECT 1 FROM lionmem_items WHERE namespace = $1 AND id = ANY($2::uuid[]) "
-    "ORDER BY id FOR UPDATE"
-)
-_UPSERT_MANY = f"""
-WITH locked AS ({_LOCK})
+_UPSERT_MANY = """
 INSERT INTO lionmem_items AS i
     (namespace, id, created_at, metadata, content, tags, search, tag_keys, field_keys)
 SELECT $1, u.id, u.created_at, u.metadata, u.content, u.tags, u.search,
@@ -110,7 +105,6 @@ FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text
             $8::text[], $9::text[])
      WITH ORDINALITY AS u (id, created_at, metadata, content, tags, search, tag_keys,
                            field_keys, ord)
-WHERE (SELECT count(*) FROM locked) >= 0
 ORDER BY u.ord
 ON CONFLICT (namespace, id) DO UPDATE SET
     created_at = EXCLUDED.created_at, metadata = EXCLUDED.metadata, content = EXCLUDED.content,
@@ -164,6 +158,25 @@ def _translate(
         reason = str(exc) or (timed_out if isinstance(exc, TimeoutError) else type(exc).__name__)
         return MemoryAdapterUnavailable(f"PostgreSQL at {where} is unavailable: {reason}")
     return MemoryAdapterError(f"PostgreSQL at {where} failed: {exc}")
+
+
+def _pause_before_rerun(
+    exc: BaseException, *, lost: bool, allowed: bool, failures: collections.Counter[str]
+) -> float | None:
+    """How long to wait before running a failed operation again, or ``None`` not to run it again.
+
+    A deadlock (stores writing the same items in different orders) or a serialization failure
+    was rolled back by PostgreSQL: it runs again up to ``_CONFLICT_RETRIES`` times, after a short
+    random pause that lets the other transaction finish first. A lost connection runs it once
+    more, unless an earlier attempt failed. ``failures`` counts the attempts that failed.
+    """
+    if _state(exc).startswith(_RETRY_STATES):
+        failures["conflict"] += 1
+        if allowed and failures["conflict"] <= _CONFLICT_RETRIES:
+            return random.uniform(0, _CONFLICT_PAUSE * failures["conflict"])
+        return None
+    failures["other"] += 1
+    return 0.0 if allowed and lost and failures["other"] == 1 else None
 
 
 def _key(item_id: object) -> str | None:
@@ -400,15 +413,19 @@ class PostgresMemoryStore:
 
         A connection found broken (the server restarted) is replaced and, when ``retry`` allows
         (the operation is idempotent; a callable is asked after the failure), the operation runs
-        once more on a new connection. Tables found missing (the database was recreated or
+        once more on a new connection; one PostgreSQL aborted for a deadlock runs again up to
+        ``_CONFLICT_RETRIES`` times. Tables found missing (the database was recreated or
         restored empty) are created again and the operation runs once more, whatever ``retry``
-        says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it is, untranslated.
+        says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it
+        is, untranslated.
         """
         pool = await self._get_pool()
-        retried = recreated = False
+        recreated = False
+        failures: collections.Counter[str] = collections.Counter()
         while True:
             conn = await self._acquire(pool)
             own: Exception | None = None
+            pause: float | None = 0.0
             try:
                 if not self._prepared:
                     if not self._owns_pool:
@@ -427,17 +444,14 @@ class PostgresMemoryStore:
                     # table from being dropped until its transaction ends. (A missing relation
                     # of another kind, a trigger's, say, is an error like any other.)
                     self._prepared = self._analysed = False
-                    again = recreated = True
+                    recreated = True
                 else:
-                    again = retry() if callable(retry) else retry
                     lost = _lost(exc)
                     if lost:
                         await pool.expire_connections()  # the others are probably stale too
-                    again = (
-                        again and not retried and (lost or _state(exc).startswith(_RETRY_STATES))
-                    )
-                    retried = True
-                if not again:
+                    allowed = retry() if callable(retry) else retry
+                    pause = _pause_before_rerun(exc, lost=lost, allowed=allowed, failures=failures)
+                if pause is None:
                     error = _translate(exc, self._where(), self._ran_past())
                     if error is exc:
                         # The store's own error (a database it refuses, a malformed row) goes
@@ -450,6 +464,7 @@ class PostgresMemoryStore:
                     await pool.release(conn)
             if own is not None:
                 raise own  # outside the handler, so the carrier is not chained to it
+            await asyncio.sleep(pause or 0)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -631,11 +646,9 @@ class PostgresMemoryStore:
         if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
             await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
             return
-        ids = [row.id for row in unique]
 
         async def write(conn: Any) -> None:
             async with transaction(conn):
-                await conn.execute(_LOCK, ns, ids)  # every statement's rows, in id order
                 for column in columns:
                     await conn.execute(_UPSERT_MANY, ns, *column)
 

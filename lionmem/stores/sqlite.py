@@ -452,7 +452,8 @@ class SQLiteMemoryStore:
                     self._checkpointing = self._worker.later(self._checkpoint)
 
     def _checkpoint(self) -> None:
-        """Copy the WAL into the file without waiting for anyone (in the worker thread).
+        """Copy the WAL into the file (in the worker thread; ``_checkpoint_wal`` says how long
+        it may wait for readers).
 
         Inserts in callers' threads pause meanwhile, so it can reach the end of the WAL, which the
         next write then starts again from its beginning.

@@ -15,6 +15,7 @@ from uuid import UUID, uuid4
 import pytest
 
 from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem.stores._postgres_schema import ROLLBACK_WAIT
 from lionmem.stores._postgres_schema import prepare as real_prepare
 from lionmem.stores.postgres import PostgresMemoryStore
 from tests.postgres_support import TEMPLATE, Cluster, started_cluster
@@ -105,10 +106,11 @@ async def test_a_server_that_stops_answering_mid_transaction_fails_within_comman
     cluster: Cluster,
 ) -> None:
     """A stream whose server stops answering (SIGSTOP) between two of its statements raises
-    MemoryAdapterUnavailable once the statement ran past command_timeout: the transaction's
-    connection is closed rather than rolled back, since a rollback would wait as long again.
-    Once the server answers, the same store works, and nothing of the stream was written."""
-    store = PostgresMemoryStore(cluster.dsn(), connect_timeout=1.0, command_timeout=2.0)
+    MemoryAdapterUnavailable once the statement ran past command_timeout and the rollback
+    waited ROLLBACK_WAIT (the connection is then closed: a rollback waiting for the server
+    would take command_timeout again). Once the server answers, the same store works, and
+    nothing of the stream was written."""
+    store = PostgresMemoryStore(cluster.dsn(), connect_timeout=1.0, command_timeout=3.0)
     await store.open()
     stopped: list[int] = []
 
@@ -122,8 +124,9 @@ async def test_a_server_that_stops_answering_mid_transaction_fails_within_comman
 
     try:
         with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout"):
-            # Twice command_timeout would be the rollback's wait added to the statement's.
-            await asyncio.wait_for(store.store_stream(items()), 3.5)
+            # 3 + 1 s, with a second to spare: a rollback waiting as long as the statement
+            # would take 6 s.
+            await asyncio.wait_for(store.store_stream(items()), 3 + ROLLBACK_WAIT + 1)
     finally:
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)

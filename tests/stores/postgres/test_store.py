@@ -641,13 +641,12 @@ async def test_a_pool_whose_connections_all_stay_busy_raises_unavailable_saying_
         await pool.close()
 
 
-async def test_stores_writing_the_same_ids_in_opposite_orders_do_not_deadlock(
+async def test_stores_writing_the_same_ids_in_opposite_orders_both_succeed(
     postgres_server: Cluster,
 ) -> None:
-    """Two stores (two hosts) each write two existing items, in opposite orders, and each holds
-    its first row for a while: rows are locked in id order whatever the call order, so one
-    waits for the other and no statement is aborted and run again (each row is updated once by
-    each write), and the items keep their positions."""
+    """Two stores (two hosts) each write two existing items, in opposite orders, each holding
+    its first row for a while: PostgreSQL aborts one for the deadlock, the store runs it again,
+    and both calls succeed, the items keeping their positions."""
     database = postgres_server.fresh_database()
     dsn = postgres_server.dsn(database)
     async with PostgresMemoryStore(dsn) as one, PostgresMemoryStore(dsn) as two:
@@ -672,8 +671,34 @@ async def test_stores_writing_the_same_ids_in_opposite_orders_do_not_deadlock(
             two.store_many([rename(b, "two first"), rename(a, "two second")]),
         )
         ids = [item.id async for item in one.items()]
-    assert postgres_server.psql("SELECT last_value FROM attempts", database) == "4"
+    # Four row updates, and those of the write PostgreSQL aborted and the store ran again.
+    assert int(postgres_server.psql("SELECT last_value FROM attempts", database)) > 4
     assert ids == [a.id, b.id]
+
+
+@pytest.mark.parametrize(("deadlocks", "outcome"), [(5, "written"), (6, "unavailable")])
+async def test_an_operation_aborted_for_a_deadlock_runs_again_a_few_times(
+    postgres_dsn: str, deadlocks: int, outcome: str
+) -> None:
+    """An operation PostgreSQL aborts for a deadlock runs again, up to five times after the
+    first; a sixth deadlock raises MemoryAdapterUnavailable naming it."""
+    attempts = 0
+
+    async def operation(conn: asyncpg.Connection) -> str:
+        nonlocal attempts
+        attempts += 1
+        if attempts <= deadlocks:
+            raise asyncpg.exceptions.DeadlockDetectedError("deadlock detected")
+        return "written"
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        try:
+            result = await store._call(operation)
+        except MemoryAdapterUnavailable as exc:
+            result = f"unavailable: {exc}"
+    if outcome == "unavailable":
+        outcome = "unavailable: PostgreSQL at the configured DSN is unavailable: deadlock detected"
+    assert (result, attempts) == (outcome, min(deadlocks + 1, 6))
 
 
 async def test_a_role_with_table_privileges_only_writes_every_way(

@@ -235,12 +235,13 @@ async def test_the_wal_stays_bounded_under_many_direct_writes(
 
 
 async def test_a_checkpoint_waits_for_a_reader_so_that_the_wal_starts_again(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reader of another connection (another process alike) still on an older snapshot when
     the worker checkpoints is waited for, briefly: the checkpoint reaches the end of the WAL,
     and the next write starts the WAL again from its beginning instead of growing it (a reader
     reading without pause would otherwise keep the WAL growing)."""
+    monkeypatch.setattr(sqlite, "_CHECKPOINT_WAIT_MS", 10_000)  # ample for a loaded machine
     path = tmp_path / "memory.db"
     async with SQLiteMemoryStore(path, synchronous="NORMAL") as store:
         await store._call(lambda conn: conn.execute("PRAGMA wal_autocheckpoint = 0"))
