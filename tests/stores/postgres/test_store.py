@@ -113,14 +113,7 @@ async def test_store_many_is_one_transaction(postgres_server: Cluster) -> None:
     """A write the database refuses in the middle of store_many leaves nothing written."""
     database = postgres_server.fresh_database()
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
-        postgres_server.psql(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
-            "RETURN NEW; END $$; "
-            "CREATE TRIGGER refuse BEFORE INSERT ON lionmem_items "
-            "FOR EACH ROW EXECUTE FUNCTION refuse()",
-            database,
-        )
+        refuse_bad_content(postgres_server, database, "INSERT")
         items = [MemoryItem(content=str(n)) for n in range(1500)]
         items.insert(1200, MemoryItem(content="bad"))
         with pytest.raises(MemoryAdapterError, match="refused") as caught:
@@ -796,19 +789,23 @@ async def test_concurrent_writes_keep_call_order_and_store_batches(postgres_dsn:
         ]
 
 
+def refuse_bad_content(cluster: Cluster, database: str, events: str) -> None:
+    """Make the database refuse (on ``events``) a row whose content is the string "bad"."""
+    cluster.psql(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
+        f"RETURN NEW; END $$; CREATE TRIGGER refuse BEFORE {events} ON lionmem_items "
+        "FOR EACH ROW EXECUTE FUNCTION refuse()",
+        database,
+    )
+
+
 async def test_a_refused_store_fails_only_its_own_call(postgres_server: Cluster) -> None:
     """Among concurrent store() calls, the one the database refuses raises; the others commit."""
     database = postgres_server.fresh_database()
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         await store.open()
-        postgres_server.psql(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
-            "RETURN NEW; END $$; "
-            "CREATE TRIGGER refuse BEFORE INSERT ON lionmem_items "
-            "FOR EACH ROW EXECUTE FUNCTION refuse()",
-            database,
-        )
+        refuse_bad_content(postgres_server, database, "INSERT")
         items = [MemoryItem(content=str(n)) for n in range(10)]
         items.insert(5, MemoryItem(content="bad"))
         outcomes = await asyncio.gather(*(store.store(i) for i in items), return_exceptions=True)
@@ -826,14 +823,7 @@ async def test_a_refused_store_fails_even_when_a_later_call_stores_its_id(
     database = postgres_server.fresh_database()
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         await store.open()
-        postgres_server.psql(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN IF NEW.content = '\"bad\"' THEN RAISE EXCEPTION 'refused'; END IF; "
-            "RETURN NEW; END $$; "
-            "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON lionmem_items "
-            "FOR EACH ROW EXECUTE FUNCTION refuse()",
-            database,
-        )
+        refuse_bad_content(postgres_server, database, "INSERT OR UPDATE")
         first = MemoryItem(content="first")
         bad, good = (first.model_copy(update={"content": c}) for c in ("bad", "good"))
         outcomes = await asyncio.gather(

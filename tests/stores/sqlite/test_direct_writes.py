@@ -19,7 +19,7 @@ from lionmem import MemoryItem
 from lionmem.errors import MemoryAdapterUnavailable
 from lionmem.stores import sqlite
 from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
-from tests.stores.sqlite.support import EVERYTHING, contents, dump, raw
+from tests.stores.sqlite.support import EVERYTHING, contents, dump, inserts_held, raw
 
 
 @pytest.fixture
@@ -140,26 +140,18 @@ async def test_a_store_after_a_cancelled_one_still_running_waits_for_it(
 ) -> None:
     """A store() cancelled while the worker runs it still completes; a store() called after it
     is not inserted here ahead of it, so the later value of the id is the one that stays."""
-    entered, release = threading.Event(), threading.Event()
-
-    def hold(statement: str) -> None:
-        if statement.startswith("INSERT INTO items "):
-            entered.set()
-            release.wait(10)
-
-    await store._call(lambda conn: conn.set_trace_callback(hold))
     first = MemoryItem(content="v1, cancelled")
-    with store._connections.direct_lock:  # in use: this store() goes to the worker
-        cancelled = asyncio.ensure_future(store.store(first))
-        assert await asyncio.to_thread(entered.wait, 10)
-    cancelled.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await cancelled
-    later = asyncio.ensure_future(store.store(first.model_copy(update={"content": "v2"})))
-    await asyncio.sleep(0)  # inserted here, it would be stored now, before v1
-    release.set()
-    await later
-    await store._call(lambda conn: conn.set_trace_callback(None))
+    async with inserts_held(store) as (entered, release):
+        with store._connections.direct_lock:  # in use: this store() goes to the worker
+            cancelled = asyncio.ensure_future(store.store(first))
+            assert await asyncio.to_thread(entered.wait, 10)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        later = asyncio.ensure_future(store.store(first.model_copy(update={"content": "v2"})))
+        await asyncio.sleep(0)  # inserted here, it would be stored now, before v1
+        release.set()
+        await later
     assert await contents(store, EVERYTHING) == ["v2"]
 
 

@@ -19,7 +19,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
-from tests.stores.sqlite.support import EVERYTHING, contents, fill, raw
+from tests.stores.sqlite.support import EVERYTHING, contents, fill, inserts_held, raw
 
 
 @pytest.fixture
@@ -258,21 +258,13 @@ async def test_a_store_cancelled_during_its_commit_stays_committed(
     store: SQLiteMemoryStore,
 ) -> None:
     """Once its write has begun, cancelling the caller cannot undo it: the item is stored."""
-    entered, release = threading.Event(), threading.Event()
-
-    def hold(statement: str) -> None:
-        if statement.startswith("INSERT INTO items "):
-            entered.set()
-            release.wait(10)
-
-    await store._call(lambda conn: conn.set_trace_callback(hold))
-    task = asyncio.ensure_future(store.store(MemoryItem(content="committed")))
-    assert await asyncio.to_thread(entered.wait, 10)
-    task.cancel()
-    release.set()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await store._call(lambda conn: conn.set_trace_callback(None))
+    async with inserts_held(store) as (entered, release):
+        task = asyncio.ensure_future(store.store(MemoryItem(content="committed")))
+        assert await asyncio.to_thread(entered.wait, 10)
+        task.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
     assert await contents(store, EVERYTHING) == ["committed"]
 
 
@@ -280,26 +272,18 @@ async def test_a_read_after_a_cancelled_write_waits_for_it(store: SQLiteMemorySt
     """While a write whose caller was cancelled still runs, reads wait for it (the worker runs
     them after it), so reading the item tells whether it was written; then reads are answered
     in the caller's thread again."""
-    entered, release = threading.Event(), threading.Event()
-
-    def hold(statement: str) -> None:
-        if statement.startswith("INSERT INTO items "):
-            entered.set()
-            release.wait(10)
-
-    await store._call(lambda conn: conn.set_trace_callback(hold))
     item = MemoryItem(content="committed")
-    task = asyncio.ensure_future(store.store(item))
-    assert await asyncio.to_thread(entered.wait, 10)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    read = asyncio.ensure_future(store.retrieve(item.id))
-    counted = asyncio.ensure_future(store.count())
-    await asyncio.sleep(0)  # answered here, they would be done now, before the write ends
-    release.set()
-    found = (await read, await counted)
-    await store._call(lambda conn: conn.set_trace_callback(None))
+    async with inserts_held(store) as (entered, release):
+        task = asyncio.ensure_future(store.store(item))
+        assert await asyncio.to_thread(entered.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        read = asyncio.ensure_future(store.retrieve(item.id))
+        counted = asyncio.ensure_future(store.count())
+        await asyncio.sleep(0)  # answered here, they would be done now, before the write ends
+        release.set()
+        found = (await read, await counted)
     with worker_held(store):
         await asyncio.sleep(0)  # the worker is held now: a read sent there would wait
         again = await asyncio.wait_for(store.count(), 5)

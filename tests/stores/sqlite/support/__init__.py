@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,26 @@ async def fill(store: SQLiteMemoryStore | InMemoryStore, *items: MemoryItem) -> 
 async def contents(store: SQLiteMemoryStore | InMemoryStore, query: MemoryQuery) -> list[Any]:
     """The contents of the search results, in order."""
     return [item.content for item in await store.search(query)]
+
+
+@contextlib.asynccontextmanager
+async def inserts_held(store: SQLiteMemoryStore) -> AsyncIterator[tuple[threading.Event, ...]]:
+    """Hold the store's worker at the start of each ``INSERT INTO items`` until the second
+    yielded event is set; the first is set once the worker is held. The hold ends with the
+    block."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(statement: str) -> None:
+        if statement.startswith("INSERT INTO items "):
+            entered.set()
+            release.wait(10)
+
+    await store._call(lambda conn: conn.set_trace_callback(hold))
+    try:
+        yield entered, release
+    finally:
+        release.set()
+        await store._call(lambda conn: conn.set_trace_callback(None))
 
 
 def raw(path: Path, sql: str, *params: Any) -> list[Any]:
