@@ -220,7 +220,10 @@ async def transaction(conn: Connection, **options: Any) -> AsyncIterator[None]:
         try:
             async with asyncio.timeout(ROLLBACK_WAIT):
                 await started.__aexit__(type(exc), exc, exc.__traceback__)
-        except (Exception, asyncio.CancelledError):
+        except asyncio.CancelledError:  # the caller's cancellation goes on, whatever the block's
+            _close(conn)
+            raise
+        except Exception:
             _close(conn)
         raise
     try:

@@ -130,6 +130,26 @@ async def test_an_error_from_the_iterable_rolls_back_and_is_raised_as_it_is(
         assert await store.count() == 1
 
 
+async def test_a_stream_cancelled_while_its_iterable_fails_ends_cancelled(
+    postgres_dsn: str,
+) -> None:
+    """An iterable that sees its caller being cancelled and stops with an exception of its own
+    (as the command line's reader does after Ctrl-C): the rollback is interrupted by the
+    cancellation, which goes on to the caller; nothing of the stream is stored."""
+
+    def stopping() -> Iterator[MemoryItem]:
+        yield from (MemoryItem(content=i) for i in range(1500))
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # delivered at the store's next await, the rollback
+        raise Boom("stopped")
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.ensure_future(store.store_stream(stopping()))
+        assert await store.count() == 0
+
+
 async def test_an_unrepresentable_item_aborts_without_a_callback(postgres_dsn: str) -> None:
     """A value JSON cannot keep raises UnrepresentableValueError naming it; nothing is stored."""
     items = [MemoryItem(content=i) for i in range(1200)]
