@@ -58,15 +58,19 @@ class Plan(NamedTuple):
 def _field_entries(filters: tuple[tuple[str, Any], ...]) -> tuple[list[str], list[str]]:
     """The ``field_keys`` entries every match holds, and those none holds (``None`` filters).
 
-    A filter whose value has no canonical text (or whose key UTF-8 cannot encode) gives none:
-    Python alone decides it.
+    A filter whose key UTF-8 cannot encode gives none, and neither do the filters from the
+    first value without a canonical text on: Python alone decides them.
     """
     present: list[str] = []
     absent: list[str] = []
     for key, value in filters:
         text = canonical(value)
-        if text is None or not encodable(key):
-            continue
+        if text is None:
+            # Only Python compares this value, and its ``==`` may raise: the reference runs it
+            # on every item the filters before it let through, so no later filter narrows.
+            break
+        if not encodable(key):
+            continue  # no stored key: Python alone decides (comparing with None)
         if value is None:
             absent.append(present_entry(key))
         else:

@@ -6,8 +6,9 @@ needle, tags, filter keys and values) is a bound parameter. The rows it returns 
 * exact for ``text`` (``instr()`` on the Python-lowered ``text`` column) and ``tags`` (binary
   equality on ``item_tags``), so those need no further check;
 * a superset for ``filters``: each filter whose value is plain JSON is pre-filtered by canonical
-  equality on ``item_fields``; the caller confirms every filter with Python's ``==`` on the decoded
-  metadata, which also decides the values SQL cannot (a ``Decimal``, a tuple, a custom ``__eq__``).
+  equality on ``item_fields``, up to the first whose value is not (a ``Decimal``, a tuple, a
+  custom ``__eq__``, which may raise: the rows it would see must all reach Python); the caller
+  confirms every filter, in order, with Python's ``==`` on the decoded metadata.
 
 One predicate drives the scan; the others are checked on each row it yields. Every driver yields
 rows in ``seq`` (insertion) order, so the caller stops after ``limit`` confirmed rows. The choice:
@@ -310,8 +311,12 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
         draft.confirm = tuple(query.filters.items())
         for key, value in draft.confirm:
             text = canonical(value)
-            if text is None or not encodable(key):
-                continue  # decided in Python only
+            if text is None:
+                # Only Python compares this value, and its ``==`` may raise: the reference runs
+                # it on every item the filters before it let through, so no later filter narrows.
+                break
+            if not encodable(key):
+                continue  # no stored key: Python alone decides (comparing with None)
             if value is None:
                 if len(draft.null_keys) < MAX_SQL_FILTERS:
                     draft.null_keys.append(key)

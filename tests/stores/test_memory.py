@@ -12,6 +12,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import Element, InMemoryStore, MemoryItem, MemoryQuery
+from tests.differential import FILTERED, RAISING_FILTERS, outcome
 
 EVERYTHING = MemoryQuery(limit=1_000_000)
 
@@ -660,3 +661,15 @@ async def test_negative_limit_evaluates_every_item() -> None:
     )
     with pytest.raises(RuntimeError, match="str"):
         await store.search(MemoryQuery(text="x", limit=-1))
+
+
+@pytest.mark.parametrize(("query", "expected"), RAISING_FILTERS)
+async def test_filters_are_compared_in_order_item_by_item(
+    query: MemoryQuery, expected: object
+) -> None:
+    """A filter value whose == raises raises on the first item it is compared with; an item that
+    an earlier filter (or the text, or the tags) rejects is never compared with it."""
+    store = InMemoryStore()
+    for item in FILTERED:
+        await store.store(item)
+    assert await outcome(store.search(query)) == expected

@@ -44,7 +44,7 @@ POOLS = Pools(
     tags=["a", "b", "A", "", "tag", "ǅ", "%", "a\x00", "\\", "x" * 300],
     keys=["a", "b", "k", "it's", "k" * 300, MISSING],
     values=VALUE_POOL,
-    filter_values=[*VALUE_POOL, (1,), Decimal(1), "y" * 300, [True, {"n": 1.0}]],
+    filter_values=[*VALUE_POOL, (1,), Decimal(1), Decimal("sNaN"), "y" * 300, [True, {"n": 1.0}]],
     equal_twins={1: [1, 1.0, True, Decimal(1)], 0: [0, 0.0, -0.0, False], None: [None]},
     needles=[
         "ß", "ss", "\u03c3", "ς", "Σ", "ΟΣ", "\u03bf\u03b4\u03bf\u03c2", "İ", "i\u0307", "i\u0307st", "ǅ", "ǆ", "k",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -47,7 +48,7 @@ POOLS = Pools(
     tags=["a", "b", "A", "", "tag", "ǅ", "%", "a\x00"],
     keys=["a", "b", "k", "it's", MISSING],
     values=VALUE_POOL,
-    filter_values=[*VALUE_POOL, (1,)],
+    filter_values=[*VALUE_POOL, (1,), Decimal("sNaN")],
     equal_twins={1: [1, 1.0, True], 0: [0, 0.0, -0.0, False], None: [None]},
     needles=[
         "ß",

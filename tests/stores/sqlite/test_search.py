@@ -14,6 +14,7 @@ from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._sqlite_query import MAX_TAGS
 from lionmem.stores.sqlite import SQLiteMemoryStore
+from tests.differential import FILTERED, RAISING_FILTERS, outcome
 from tests.stores.sqlite.support import contents, fill
 
 
@@ -295,6 +296,22 @@ async def test_filter_value_with_custom_equality_is_decided_by_python(
 
     await fill(store, *NUMBERS)
     assert len(await filtered(store, {"k": Anything()})) == len(NUMBERS)
+
+
+@pytest.mark.parametrize(("query", "expected"), RAISING_FILTERS)
+async def test_a_filter_value_whose_equality_raises_raises_where_the_reference_does(
+    tmp_path: Path, query: MemoryQuery, expected: object
+) -> None:
+    """Decimal('sNaN') raises against a number: the filters after it do not narrow the items
+    it is compared with, so the search raises (or answers) as InMemoryStore does, whether the
+    items wait to be indexed or are indexed."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path) as store:
+        await fill(store, *FILTERED)
+        waiting = await outcome(store.search(query))
+    async with SQLiteMemoryStore(path) as store:  # closing indexed the items
+        indexed = await outcome(store.search(query))
+    assert (waiting, indexed) == (expected, expected)
 
 
 async def test_filter_with_non_string_nested_key_matches_nothing(store: SQLiteMemoryStore) -> None:
