@@ -89,8 +89,8 @@ Connection = Any
 """An asyncpg connection (typed loosely: asyncpg ships no type information)."""
 
 ROLLBACK_WAIT = 1.0
-"""Seconds a transaction's end may wait for the server after a failure, before its connection
-is closed instead."""
+"""Seconds the end of a failed call may wait for the server (a transaction's rollback, a timed-out
+statement's cancellation), before its connection is closed instead."""
 
 
 async def _migrate_to_1(conn: Connection) -> None:

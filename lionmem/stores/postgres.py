@@ -41,7 +41,12 @@ from lionmem.errors import (
 from lionmem.guard import check_query
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
-from lionmem.stores._postgres_schema import IncompatibleDatabaseError, prepare, transaction
+from lionmem.stores._postgres_schema import (
+    ROLLBACK_WAIT,
+    IncompatibleDatabaseError,
+    prepare,
+    transaction,
+)
 from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item, id_text
 from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -459,9 +464,12 @@ class PostgresMemoryStore:
                         raise
                     raise error from exc
             finally:
-                # A broken connection is terminated by release, which may re-raise.
+                # After a timeout, release waits for the statement's cancellation, for which
+                # asyncpg connects again: a server that stopped answering would hold the caller
+                # a whole command_timeout more. Past ROLLBACK_WAIT (or if the connection is
+                # broken) release closes the connection instead, and may re-raise.
                 with contextlib.suppress(Exception):
-                    await pool.release(conn)
+                    await pool.release(conn, timeout=ROLLBACK_WAIT)
             if own is not None:
                 raise own  # outside the handler, so the carrier is not chained to it
             await asyncio.sleep(pause or 0)

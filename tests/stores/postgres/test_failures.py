@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from uuid import UUID, uuid4
 
@@ -131,6 +131,49 @@ async def test_a_server_that_stops_answering_mid_transaction_fails_within_comman
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)
     assert await store.count() == 0
+    await store.close()
+
+
+async def test_a_server_that_stops_answering_fails_each_statement_within_command_timeout(
+    cluster: Cluster,
+) -> None:
+    """Calls of one statement each, on pooled connections, whose server stops answering
+    (SIGSTOP) raise MemoryAdapterUnavailable once the statement ran past command_timeout and
+    the wait for its cancellation took ROLLBACK_WAIT at most (not connect_timeout: the
+    connection is closed instead). Once the server answers, the same store works again."""
+    command_timeout = 3.0
+    store = PostgresMemoryStore(
+        cluster.dsn(), connect_timeout=20.0, command_timeout=command_timeout, max_size=3
+    )
+    kept = MemoryItem(content="kept")
+    await store.store(kept)
+    await asyncio.gather(*(store.search(MemoryQuery(text="kept")) for _ in range(3)))
+    stopped = cluster.server_pids()
+
+    async def timed(call: Awaitable[object]) -> tuple[str, float]:
+        began = time.monotonic()
+        try:
+            await call
+        except MemoryAdapterUnavailable as exc:
+            return str(exc), time.monotonic() - began
+        return "answered", time.monotonic() - began
+
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        outcomes = await asyncio.gather(
+            timed(store.store(MemoryItem(content="during"))),
+            timed(store.retrieve(kept.id)),
+            timed(store.search(MemoryQuery(text="kept"))),
+        )
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    for message, seconds in outcomes:
+        assert "ran past command_timeout (3 s)" in message
+        # A second to spare: waiting for the cancellation as long as the statement took 6 s.
+        assert command_timeout <= seconds < command_timeout + ROLLBACK_WAIT + 1
+    assert [item.content for item in await store.search(MemoryQuery(text="kept"))] == ["kept"]
     await store.close()
 
 
