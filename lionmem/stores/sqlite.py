@@ -106,15 +106,19 @@ MANIFEST = MemoryAdapterManifest(
 writes visible to search at once, and InMemoryStore's search results for every accepted query."""
 
 _T = TypeVar("_T")
+_C = TypeVar("_C", bound=sqlite3.Connection)
 Synchronous = Literal["EXTRA", "FULL", "NORMAL"]
 
 _RETRIES = 2
 _BACKOFF = (0.05, 0.2)
 _PAGE = 256
 # A read in the caller's thread that runs longer than this is interrupted and run by the worker;
-# SQLite checks the clock every _BUDGET_STEPS virtual-machine steps.
+# SQLite checks the clock every _BUDGET_STEPS virtual-machine steps, Python before each row it
+# decodes. A row longer than _BUDGET_CHARS (its texts, in characters; JSON decodes at about
+# 50,000 a millisecond) is decoded by the worker.
 _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
+_BUDGET_CHARS = 32_768
 _MISSED = object()
 TAIL_ITEMS = 128
 """Items written after which the worker indexes the tail; a write this big indexes it itself."""
@@ -216,6 +220,26 @@ def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
         raise MemoryAdapterError(msg) from exc
 
 
+class _Reader(sqlite3.Connection):
+    """The connection that reads in callers' threads; a read on it stops at its ``deadline``."""
+
+    deadline = 0.0
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+
+class _GiveWay(Exception):
+    """A read on the reader ran out of its budget: the worker runs it again."""
+
+
+def _spend(conn: sqlite3.Connection, row: tuple[str, ...]) -> None:
+    """Before Python decodes ``row``: on the reader, give way to the worker once the read is past
+    its deadline, or for a row too long to decode within the budget."""
+    if isinstance(conn, _Reader) and (conn.over_budget() or sum(map(len, row)) > _BUDGET_CHARS):
+        raise _GiveWay
+
+
 class _Connections:
     """The store's connections. Its finalizer holds this, never the store itself.
 
@@ -226,18 +250,14 @@ class _Connections:
     taken without waiting.
     """
 
-    __slots__ = ("deadline", "direct", "direct_lock", "reader", "reader_lock", "writer")
+    __slots__ = ("direct", "direct_lock", "reader", "reader_lock", "writer")
 
     def __init__(self) -> None:
         self.writer: sqlite3.Connection | None = None
-        self.reader: sqlite3.Connection | None = None
+        self.reader: _Reader | None = None
         self.direct: sqlite3.Connection | None = None
         self.reader_lock = threading.Lock()
         self.direct_lock = threading.Lock()
-        self.deadline = 0.0
-
-    def over_budget(self) -> bool:
-        return time.perf_counter() > self.deadline
 
     def close(self) -> None:
         writer, self.writer = self.writer, None
@@ -360,17 +380,20 @@ class SQLiteMemoryStore:
             self._unindexed = int(tail)
         return conn
 
-    def _open_reader(self) -> sqlite3.Connection:
+    def _open_reader(self) -> _Reader:
         # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
-        reader = _unwaiting(self._file, "PRAGMA query_only = 1")
-        reader.set_progress_handler(self._connections.over_budget, _BUDGET_STEPS)
+        reader = _unwaiting(self._file, _Reader, "PRAGMA query_only = 1")
+        reader.set_progress_handler(reader.over_budget, _BUDGET_STEPS)
         return reader
 
     def _open_direct(self) -> sqlite3.Connection:
         # No busy timeout: an insert that meets a lock goes to the worker instead of waiting.
         # No checkpoints either (they sync the disk): the worker runs them (``_checkpoint``).
         return _unwaiting(
-            self._file, "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"
+            self._file,
+            sqlite3.Connection,
+            "PRAGMA synchronous = NORMAL",
+            "PRAGMA wal_autocheckpoint = 0",
         )
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -553,9 +576,10 @@ class SQLiteMemoryStore:
 
         Missed when the reader is absent or in use by another thread, when the file is busy (a
         checkpoint or a recovery holds it), when the read takes longer than ``_BUDGET_SECONDS``
-        (SQLite interrupts it), or on any other SQLite error: the worker then runs it again. Also
-        missed while an operation whose caller was cancelled is still queued or running in the
-        worker: the worker runs the read after it, so the read sees what it did.
+        (SQLite interrupts it, or Python stops before the next row it would decode), at a row
+        longer than ``_BUDGET_CHARS``, or on any other SQLite error: the worker then runs it
+        again. Also missed while an operation whose caller was cancelled is still queued or
+        running in the worker: the worker runs the read after it, so the read sees what it did.
         """
         connections = self._connections
         if self._worker.withdrawn or connections.reader is None:
@@ -566,10 +590,10 @@ class SQLiteMemoryStore:
             reader = connections.reader
             if reader is None:
                 return _MISSED
-            connections.deadline = time.perf_counter() + _BUDGET_SECONDS
+            reader.deadline = time.perf_counter() + _BUDGET_SECONDS
             try:
                 return operation(reader)
-            except sqlite3.Error:
+            except (sqlite3.Error, _GiveWay):
                 rollback(reader)
                 return _MISSED
         finally:
@@ -659,8 +683,7 @@ class SQLiteMemoryStore:
         self._check_open()
         if key is None:
             return None
-        row = await self._read(partial(_get, key=key))
-        return None if row is None else _decode_row(row)
+        return await self._read(partial(_get, key=key))
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return up to ``query.limit`` matching items in insertion order, as InMemoryStore does.
@@ -768,10 +791,12 @@ class SQLiteMemoryStore:
         return stored
 
 
-def _unwaiting(path: str, *pragmas: str) -> sqlite3.Connection:
-    """A connection to ``path`` for any thread that never waits for a lock (no busy timeout),
-    with in-memory temporary storage and ``pragmas`` set (closed again if one fails)."""
-    conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+def _unwaiting(path: str, factory: type[_C], *pragmas: str) -> _C:
+    """A ``factory`` connection to ``path`` for any thread that never waits for a lock (no busy
+    timeout), with in-memory temporary storage and ``pragmas`` set (closed again if one fails)."""
+    conn = sqlite3.connect(
+        path, timeout=0, isolation_level=None, check_same_thread=False, factory=factory
+    )
     try:
         for pragma in (*pragmas, "PRAGMA temp_store = MEMORY"):
             conn.execute(pragma)
@@ -784,9 +809,12 @@ def _unwaiting(path: str, *pragmas: str) -> sqlite3.Connection:
 # -- operations, run in the worker thread ---------------------------------------------------
 
 
-def _get(conn: sqlite3.Connection, key: str) -> tuple[str, str, str, str, str] | None:
+def _get(conn: sqlite3.Connection, key: str) -> MemoryItem | None:
     rows = conn.execute(_SELECT + " WHERE id = ?", (key,)).fetchall()
-    return rows[0] if rows else None
+    if not rows:
+        return None
+    _spend(conn, rows[0])
+    return _decode_row(rows[0])
 
 
 def _count(conn: sqlite3.Connection) -> int:
@@ -936,33 +964,30 @@ def _collect(
     """Append to ``results`` the rows of ``plan`` that carry a ``wanted`` tag (if given) and pass
     its filters, up to ``limit`` in all."""
     confirm = plan.confirm
+    if len(results) >= limit:
+        return
     cursor = conn.execute(plan.sql, plan.params)
-    # Fetch only the rows still needed; when Python rejects some (filters SQL could only
-    # pre-select), fetch twice as many next time. Rows SQLite has not stepped to cost nothing.
-    growth = 1
     try:
-        while len(results) < limit:
-            rows = cursor.fetchmany(min((limit - len(results)) * growth, _PAGE))
-            if not rows:
-                break
-            growth *= 2
-            for row in rows:
-                if wanted is not None and wanted.isdisjoint(_decode_tags(row)):
+        # One row at a time: SQLite steps to a row only when it is asked for the next one, so
+        # the rows after the last one needed cost nothing.
+        for row in cursor:
+            _spend(conn, row)
+            if wanted is not None and wanted.isdisjoint(_decode_tags(row)):
+                continue
+            if confirm:
+                try:
+                    metadata = read_json(row[2])
+                except ValueError as exc:
+                    msg = f"the stored metadata of item {row[0]!r} is malformed: {exc}"
+                    raise MemoryAdapterError(msg) from exc
+                if not isinstance(metadata, dict):
+                    msg = f"the stored metadata of item {row[0]!r} is not a JSON object"
+                    raise MemoryAdapterError(msg)
+                if not all(metadata.get(key) == value for key, value in confirm):
                     continue
-                if confirm:
-                    try:
-                        metadata = read_json(row[2])
-                    except ValueError as exc:
-                        msg = f"the stored metadata of item {row[0]!r} is malformed: {exc}"
-                        raise MemoryAdapterError(msg) from exc
-                    if not isinstance(metadata, dict):
-                        msg = f"the stored metadata of item {row[0]!r} is not a JSON object"
-                        raise MemoryAdapterError(msg)
-                    if not all(metadata.get(key) == value for key, value in confirm):
-                        continue
-                results.append(_decode_row(row))
-                if len(results) == limit:
-                    break
+            results.append(_decode_row(row))
+            if len(results) == limit:
+                break
     finally:
         cursor.close()
 

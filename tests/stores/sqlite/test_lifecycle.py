@@ -18,6 +18,7 @@ import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
+from lionmem.stores import sqlite
 from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import EVERYTHING, contents, fill, inserts_held, raw
 
@@ -423,7 +424,9 @@ async def test_a_read_that_meets_a_lock_is_answered_by_the_worker(
     holder = sqlite3.connect(tmp_path / "locked.db", isolation_level=None)
     holder.execute("CREATE TABLE items (seq)")
     holder.execute("BEGIN EXCLUSIVE")
-    locked = sqlite3.connect(tmp_path / "locked.db", timeout=0, check_same_thread=False)
+    locked = sqlite3.connect(
+        tmp_path / "locked.db", timeout=0, check_same_thread=False, factory=sqlite._Reader
+    )
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         locked.execute("SELECT 1 FROM items")
     reader, store._connections.reader = store._connections.reader, locked
@@ -449,6 +452,58 @@ async def test_a_read_interrupted_here_is_answered_by_the_worker(store: SQLiteMe
         *(f"n{n}" for n in range(40, 50)),
     ]
     assert await store.count() == 50
+
+
+@contextmanager
+def decoding_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[bool, str]]]:
+    """Note, for each stored row decoded, whether the caller's (main) thread decoded it, and the
+    content it held."""
+    decoded: list[tuple[bool, str]] = []
+    real = sqlite._decode_row
+
+    def noting(row: tuple[str, str, str, str, str]) -> MemoryItem:
+        item = real(row)
+        decoded.append((threading.current_thread() is threading.main_thread(), item.content))
+        return item
+
+    monkeypatch.setattr(sqlite, "_decode_row", noting)
+    yield decoded
+
+
+async def test_a_read_past_its_time_stops_before_the_next_row(
+    store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python looks at the read's time before decoding each row, so a read past its budget gives
+    way to the worker even where SQLite ran too few steps to interrupt it."""
+    items = [MemoryItem(content=f"n{n}") for n in range(3)]
+    await fill(store, *items)
+    monkeypatch.setattr(sqlite, "_BUDGET_SECONDS", -1.0)  # every read is past its time at once
+    with decoding_threads(monkeypatch) as decoded:
+        assert await contents(store, EVERYTHING) == ["n0", "n1", "n2"]
+        assert await store.retrieve(items[1].id) == items[1]
+    assert decoded == [(False, "n0"), (False, "n1"), (False, "n2"), (False, "n1")]
+
+
+async def test_a_long_row_is_decoded_by_the_worker(
+    store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored row longer than the reader may decode within its time (its texts, in characters)
+    sends the read to the worker; shorter rows are decoded in the caller's thread."""
+    long = "x" * 100_000  # past the 32,768 characters the docs give
+    await fill(store, MemoryItem(content="short"), MemoryItem(content=long))
+    short_item, long_item = await store.search(EVERYTHING)
+    with decoding_threads(monkeypatch) as decoded:
+        assert await store.retrieve(short_item.id) == short_item
+        assert await store.retrieve(long_item.id) == long_item
+        assert await contents(store, EVERYTHING) == ["short", long]
+    # The search decoded the short row here, then gave way at the long one: the worker read both.
+    assert decoded == [
+        (True, "short"),
+        (False, long),
+        (True, "short"),
+        (False, "short"),
+        (False, long),
+    ]
 
 
 async def test_a_read_while_another_thread_reads_goes_to_the_worker(
