@@ -70,6 +70,7 @@ SERVER_SETTINGS = {
     "plan_cache_mode": "force_custom_plan",
     "random_page_cost": "1.1",
     "cpu_operator_cost": "0.05",
+    "gin_fuzzy_search_limit": "0",
     "application_name": "lionmem",
 }
 """Session settings of the store's own connections (give them to a pool you pass in)."""
@@ -434,7 +435,7 @@ class PostgresMemoryStore:
             try:
                 if not self._prepared:
                     if not self._owns_pool:
-                        await _require_synchronous_commit(conn)
+                        await _require_settings(conn)
                     await prepare(conn, self._where())
                     self._prepared = True
                 return await operation(conn)
@@ -720,16 +721,26 @@ async def _nothing(conn: Any) -> None:
     return None
 
 
-async def _require_synchronous_commit(conn: Any) -> None:
-    """Refuse a pool passed in whose sessions commit without waiting for the disk: the store
-    promises that an acknowledged write survives a crash (its own connections set it)."""
-    if await conn.fetchval("SELECT pg_catalog.current_setting('synchronous_commit')") == "off":
-        msg = (
-            "the pool passed in commits with synchronous_commit=off, so an acknowledged write "
-            "could be lost in a server crash: create it with "
-            "server_settings=lionmem.stores.postgres.SERVER_SETTINGS"
-        )
-        raise MemoryAdapterError(msg)
+async def _require_settings(conn: Any) -> None:
+    """Refuse a pool passed in whose sessions break a promise the store's own connections keep:
+    commits that do not wait for the disk (an acknowledged write must survive a crash), or GIN
+    index scans that return a random subset of their rows (searches must be exact)."""
+    commit, fuzzy = await conn.fetchrow(
+        "SELECT pg_catalog.current_setting('synchronous_commit'), "
+        "pg_catalog.current_setting('gin_fuzzy_search_limit')"
+    )
+    if commit == "off":
+        broken = "commits with synchronous_commit=off, so an acknowledged write could be lost "
+        broken += "in a server crash"
+    elif fuzzy != "0":
+        broken = f"runs with gin_fuzzy_search_limit={fuzzy}, so searches would miss matches"
+    else:
+        return
+    msg = (
+        f"the pool passed in {broken}: create it with "
+        "server_settings=lionmem.stores.postgres.SERVER_SETTINGS"
+    )
+    raise MemoryAdapterError(msg)
 
 
 _NEVER_ANALYSED = "SELECT reltuples < 0 FROM pg_class WHERE oid = 'lionmem_items'::regclass"

@@ -428,6 +428,63 @@ async def test_a_pool_passed_in_that_commits_asynchronously_is_refused(
         assert await store.count() == 1
 
 
+@pytest.mark.parametrize("where", ["pool", "database"])
+async def test_a_pool_passed_in_whose_index_scans_sample_is_refused(
+    postgres_server: Cluster, where: str
+) -> None:
+    """A pool whose sessions run with gin_fuzzy_search_limit set (by the pool, or by the
+    database) would have GIN index scans return a random subset of their rows: the store
+    refuses it on first use, naming the setting, before creating anything."""
+    database = postgres_server.fresh_database()
+    # The throwaway cluster commits asynchronously by default: the pool sets what the store needs.
+    settings = {"synchronous_commit": "on"}
+    if where == "pool":
+        settings["gin_fuzzy_search_limit"] = "10"
+    else:
+        postgres_server.psql(f"ALTER DATABASE {database} SET gin_fuzzy_search_limit = 10")
+    pool = await asyncpg.create_pool(
+        postgres_server.dsn(database), min_size=0, max_size=2, server_settings=settings
+    )
+    try:
+        store = PostgresMemoryStore(pool=pool)
+        with pytest.raises(MemoryAdapterError, match="gin_fuzzy_search_limit=10") as caught:
+            await store.count()
+        assert "SERVER_SETTINGS" in str(caught.value)
+        assert await pool.fetchval("SELECT to_regclass('lionmem_items') IS NULL") is True
+    finally:
+        await pool.close()
+
+
+async def test_searches_stay_exact_whatever_the_databases_gin_fuzzy_search_limit(
+    postgres_server: Cluster,
+) -> None:
+    """The store's own sessions turn off the sampling of GIN index scans that a database
+    default of gin_fuzzy_search_limit would turn on: text, tag and metadata searches that read
+    the indexes find every match."""
+    database = postgres_server.fresh_database()
+    postgres_server.psql(f"ALTER DATABASE {database} SET gin_fuzzy_search_limit = 10")
+    items = [
+        MemoryItem(
+            content=f"note {n} zebra" if n % 50 == 0 else f"note {n}",
+            tags=[f"t{n % 97}"],
+            metadata={"user": n % 200},
+        )
+        for n in range(10_000)
+    ]
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store_many(items)
+        postgres_server.psql("VACUUM ANALYZE lionmem_items", database)
+        found = [
+            len(await store.search(query))
+            for query in (
+                MemoryQuery(text="zebra", limit=10_000),
+                MemoryQuery(tags=["t5"], limit=10_000),
+                MemoryQuery(filters={"user": 3}, limit=10_000),
+            )
+        ]
+    assert found == [200, 104, 50]
+
+
 async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
     """The store's own sessions use synchronous_commit=on, custom plans, the random-read cost
     of cached or solid-state storage and the filters' measured cost, whatever the server's
@@ -440,6 +497,10 @@ async def test_own_connections_commit_synchronously(postgres_dsn: str) -> None:
             )
         )
         assert tuple(settings) == ("on", "force_custom_plan", "1.1", "0.05")
+        fuzzy = await store._call(
+            lambda conn: conn.fetchval("SELECT current_setting('gin_fuzzy_search_limit')")
+        )
+        assert fuzzy == "0"
 
 
 async def test_concurrent_tasks_share_one_store(postgres_dsn: str) -> None:
