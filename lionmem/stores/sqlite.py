@@ -722,9 +722,10 @@ class SQLiteMemoryStore:
         return await self._call(partial(_delete, key=key, where=repr(self._path)))
 
     async def count(self) -> int:
-        """Return the number of stored items."""
+        """Return the number of stored items (the worker counts them: SQLite reads the whole
+        index in one step, which its clock check cannot interrupt)."""
         self._check_open()
-        return await self._read(_count)
+        return await self._call(_count)
 
     async def items(self, *, batch_size: int = _PAGE) -> AsyncIterator[MemoryItem]:
         """Yield every item in insertion order, reading ``batch_size`` rows per worker call.
