@@ -176,7 +176,11 @@ _RELOWER_PAGE = (
     "SELECT namespace, seq, content, search FROM lionmem_items "
     "WHERE (namespace, seq) > ($1, $2) ORDER BY namespace, seq LIMIT 1000"
 )
-_RELOWER_SET = "UPDATE lionmem_items SET search = $3 WHERE namespace = $1 AND seq = $2"
+# Only the content read: a store may replace the item between the page and the update (the
+# migration locks no rows), and its write's search text is then the one to keep.
+_RELOWER_SET = (
+    "UPDATE lionmem_items SET search = $3 WHERE namespace = $1 AND seq = $2 AND content = $4"
+)
 
 
 async def _relower(conn: Connection) -> None:
@@ -194,7 +198,7 @@ async def _relower(conn: Connection) -> None:
                 msg = f"the stored content at position {seq} is malformed: {exc}"
                 raise MemoryAdapterError(msg) from exc
             if new != old:
-                changed.append((namespace, seq, new))
+                changed.append((namespace, seq, new, content))
         if changed:
             await conn.executemany(_RELOWER_SET, changed)
         last = (rows[-1][0], rows[-1][1])

@@ -8,6 +8,8 @@ import asyncpg
 import pytest
 
 from lionmem import MemoryAdapterError, MemoryItem, MemoryQuery
+from lionmem.stores import _postgres_schema as schema_module
+from lionmem.stores._postgres_codec import search_text
 from lionmem.stores._postgres_schema import (
     _RELOWER_PAGE,
     _RELOWER_SET,
@@ -183,6 +185,40 @@ async def test_search_text_is_relowered_for_a_newer_unicode(postgres_server: Clu
     )
 
 
+async def test_relowering_keeps_the_search_text_of_an_item_replaced_meanwhile(
+    postgres_server: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The migration reads a page of rows, then updates their search text; an item another
+    store replaces in between keeps the search text of its new content."""
+    database = postgres_server.fresh_database()
+    items = [MemoryItem(content=f"note {n}") for n in range(3)]
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        await store.store_many(items)
+    postgres_server.psql(
+        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
+        "UPDATE lionmem_items SET search = 'stale'",
+        database,
+    )
+    real = search_text
+
+    def replacing_first(content: object) -> str:
+        if content == "note 0":  # the page is read: a store replaces the item now
+            postgres_server.psql(
+                "UPDATE lionmem_items SET content = '\"replaced\"', search = 'replaced' "
+                f"WHERE id = '{items[0].id}'",
+                database,
+            )
+        return real(content)
+
+    monkeypatch.setattr(schema_module, "search_text", replacing_first)
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
+        found = [
+            [item.content for item in await store.search(MemoryQuery(text=needle))]
+            for needle in ("replaced", "note 0", "note")
+        ]
+    assert found == [["replaced"], [], ["note 1", "note 2"]]
+
+
 async def test_relowering_stops_at_a_damaged_row_and_names_it(postgres_server: Cluster) -> None:
     """Recomputing the search text reads every item's content: a row whose JSON is nested too
     deeply to read stops the migration (nothing of it is kept) with MemoryAdapterError naming
@@ -219,7 +255,10 @@ async def test_relowering_reads_and_writes_through_the_order_index(
         postgres_server.psql(f"EXPLAIN {sql}", database)
         for sql in (
             _RELOWER_PAGE.replace("$1", "''").replace("$2", "0"),
-            _RELOWER_SET.replace("$1", "'\"default\"'").replace("$2", "7").replace("$3", "'x'"),
+            _RELOWER_SET.replace("$1", "'\"default\"'")
+            .replace("$2", "7")
+            .replace("$3", "'x'")
+            .replace("$4", "'7'"),
         )
     ]
     assert [("Index" in plan, "Seq Scan" in plan, "Sort" in plan) for plan in plans] == [
