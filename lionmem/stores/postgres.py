@@ -319,6 +319,7 @@ class PostgresMemoryStore:
         self._prepared = False
         self._analysed = False
         self._closed = False
+        self._schema: str | None = None  # quoted: where the first connection found its tables
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
@@ -386,10 +387,20 @@ class PostgresMemoryStore:
                         command_timeout=self._command_timeout,
                         server_settings=SERVER_SETTINGS,
                         reset=_keep_session,
+                        init=self._pin_schema,
                     )
                 except Exception as exc:
                     raise _translate(exc, self._where()) from exc
         return self._pool
+
+    async def _pin_schema(self, conn: Any) -> None:
+        """Pool init: search only the schema that the store's first connection found first on
+        its ``search_path``, so that tables dropped from it are found missing (and created there
+        again), never found further along the path (another application's)."""
+        if self._schema is None:
+            self._schema = await conn.fetchval("SELECT quote_ident(current_schema())")
+        if self._schema is not None:  # else no schema of the path exists: prepare says so
+            await conn.execute(f"SET search_path = {self._schema}")
 
     async def _acquire(self, pool: Any) -> Any:
         try:

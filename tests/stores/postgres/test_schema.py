@@ -287,6 +287,29 @@ async def test_a_temporary_first_schema_is_refused_before_anything_is_created(
     assert created == 0
 
 
+async def test_tables_dropped_from_the_first_schema_are_not_looked_up_further_along_the_path(
+    postgres_server: Cluster,
+) -> None:
+    """With a search_path of two schemas both holding lionmem tables, tables dropped from the
+    first one under a running store are created there again: the store never reads or writes
+    the other schema's tables."""
+    database = postgres_server.fresh_database()
+    async with PostgresMemoryStore(postgres_server.dsn(database)) as other:
+        await other.store(MemoryItem(content="another application's"))
+    postgres_server.psql("CREATE SCHEMA tenant", database)
+    postgres_server.psql(f"ALTER DATABASE {database} SET search_path = tenant, public", database)
+    async with PostgresMemoryStore(postgres_server.dsn(database), max_size=2) as store:
+        await store.store(MemoryItem(content="tenant's"))
+        postgres_server.psql("DROP TABLE tenant.lionmem_items, tenant.lionmem_meta", database)
+        after = [item.content for item in await store.search(MemoryQuery())], await store.count()
+        await store.store(MemoryItem(content="tenant's again"))
+        again = [item.content for item in await store.search(MemoryQuery())]
+    assert (after, again) == (([], 0), ["tenant's again"])
+    assert postgres_server.psql("SELECT content FROM public.lionmem_items", database) == (
+        '"another application\'s"'
+    )
+
+
 async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:
     """While another session holds the migration lock, a first use waits, then succeeds."""
     import asyncio
