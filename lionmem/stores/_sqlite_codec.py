@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -33,6 +34,8 @@ __all__ = [
     "json_text",
     "lowered_text",
     "read_json",
+    "require_item",
+    "require_items",
 ]
 
 # Canonical texts longer than this are stored (and looked up) as a digest, so the metadata index
@@ -265,6 +268,37 @@ def id_text(item_id: UUID) -> str:
     """The canonical text of ``item_id``, by its value: a subclass's own ``str()`` (a driver's
     UUID type, say) may differ from it. Such an id comes back as a plain, equal UUID."""
     return str(item_id) if type(item_id) is UUID else str(UUID(int=item_id.int))
+
+
+def require_item(item: object, store: str, method: str = "store") -> MemoryItem:
+    """Return ``item`` if it is a plain ``MemoryItem``; else raise, naming ``store``'s ``method``.
+
+    A subclass raises ``UnrepresentableValueError`` (it would come back as a plain item),
+    anything else ``TypeError``.
+    """
+    if type(item) is MemoryItem:
+        return item
+    if isinstance(item, MemoryItem):
+        reason = (
+            f"{store} gives items back as plain MemoryItem, so a subclass would not "
+            "round-trip; convert it to a MemoryItem first"
+        )
+        raise UnrepresentableValueError("__class__", type(item).__qualname__, reason)
+    if method == "store":
+        hint = "; use store_many() for several items" if isinstance(item, list | tuple) else ""
+        msg = f"store() takes a MemoryItem, got {type(item).__qualname__}{hint}"
+    else:
+        msg = f"{method}() takes MemoryItem items, got a {type(item).__qualname__} among them"
+    raise TypeError(msg)
+
+
+def require_items(items: Iterable[MemoryItem], method: str) -> Iterable[MemoryItem]:
+    """Return ``items``, refusing one ``MemoryItem`` given in their place (iterating it would
+    yield its fields)."""
+    if isinstance(items, MemoryItem):
+        msg = f"{method}() takes an iterable of MemoryItem, got one MemoryItem: use store()"
+        raise TypeError(msg)
+    return items
 
 
 def encode_item(item: MemoryItem) -> EncodedItem:

@@ -47,7 +47,14 @@ from lionmem.stores._postgres_schema import (
     prepare,
     transaction,
 )
-from lionmem.stores._sqlite_codec import decode_item, encodable, encode_item, id_text
+from lionmem.stores._sqlite_codec import (
+    decode_item,
+    encodable,
+    encode_item,
+    id_text,
+    require_item,
+    require_items,
+)
 from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
@@ -191,22 +198,8 @@ def _key(item_id: object) -> str | None:
     return None if key is None else id_text(key)
 
 
-def _require_item(item: object) -> MemoryItem:
-    if type(item) is MemoryItem:
-        return item
-    if isinstance(item, MemoryItem):
-        reason = (
-            "PostgresMemoryStore gives items back as plain MemoryItem, so a subclass would not "
-            "round-trip; convert it to a MemoryItem first"
-        )
-        raise UnrepresentableValueError("__class__", type(item).__qualname__, reason)
-    hint = "; use store_many() for several items" if isinstance(item, list | tuple) else ""
-    msg = f"store() takes a MemoryItem, got {type(item).__qualname__}{hint}"
-    raise TypeError(msg)
-
-
-def _row(item: MemoryItem) -> Row:
-    return row_of(encode_item(_require_item(item)))
+def _row(item: MemoryItem, method: str = "store") -> Row:
+    return row_of(encode_item(require_item(item, "PostgresMemoryStore", method)))
 
 
 def _decode(row: Any) -> MemoryItem:
@@ -593,8 +586,8 @@ class PostgresMemoryStore:
         Every item is checked and encoded before anything is written. A repeated id is stored
         once, at its first position, holding its last value, as successive ``store`` calls would.
         """
-        batch = [_require_item(item) for item in items]
-        rows = [_row(item) for item in batch]
+        batch = list(require_items(items, "store_many"))
+        rows = [_row(item, "store_many") for item in batch]
         self._check_call()
         if rows:
             async with self._writes.turn():
@@ -624,7 +617,7 @@ class PostgresMemoryStore:
         """
         self._check_call()
         ns = self._ns
-        chunks = _chunks(items, on_unrepresentable)
+        chunks = _chunks(require_items(items, "store_stream"), on_unrepresentable)
         reading = False
         chunk: list[Row] | None = None  # read, and not yet written by a statement that ran
 
@@ -798,7 +791,7 @@ def _chunks(
     chunk: list[Row] = []
     for item in items:
         try:
-            row = _row(item)
+            row = _row(item, "store_stream")
         except UnrepresentableValueError as exc:
             if skip is None:
                 raise

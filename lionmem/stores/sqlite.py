@@ -62,6 +62,8 @@ from lionmem.stores._sqlite_codec import (
     encode_item,
     id_text,
     read_json,
+    require_item,
+    require_items,
 )
 from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
@@ -120,6 +122,7 @@ _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _BUDGET_CHARS = 32_768
 _MISSED = object()
+_STORE = "SQLiteMemoryStore"
 TAIL_ITEMS = 128
 """Items written after which the worker indexes the tail; a write this big indexes it itself."""
 _INDEX_BATCH = 1000
@@ -196,20 +199,6 @@ def _checked_path(path: str | os.PathLike[str]) -> str:
         )
         raise ValueError(msg)
     return text
-
-
-def _require_item(item: object) -> MemoryItem:
-    if type(item) is MemoryItem:
-        return item
-    if isinstance(item, MemoryItem):
-        reason = (
-            "SQLiteMemoryStore gives items back as plain MemoryItem, so a subclass would not "
-            "round-trip; convert it to a MemoryItem first"
-        )
-        raise UnrepresentableValueError("__class__", type(item).__qualname__, reason)
-    hint = "; use store_many() for several items" if isinstance(item, list | tuple) else ""
-    msg = f"store() takes a MemoryItem, got {type(item).__qualname__}{hint}"
-    raise TypeError(msg)
 
 
 def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
@@ -666,7 +655,7 @@ class SQLiteMemoryStore:
 
         The item is encoded when ``store`` is called: later changes to the object are not seen.
         """
-        encoded = encode_item(_require_item(item))
+        encoded = encode_item(require_item(item, _STORE))
         self._check_open()
         # Decided before any await, so writes commit in the order of the calls.
         if self._direct and not self._worker.busy and self._insert_here(encoded):
@@ -706,7 +695,9 @@ class SQLiteMemoryStore:
         Every item is checked and encoded before anything is written. A repeated id is stored
         once, at its first position, holding its last value, as successive ``store`` calls would.
         """
-        batch = [_require_item(item) for item in items]
+        batch = [
+            require_item(item, _STORE, "store_many") for item in require_items(items, "store_many")
+        ]
         encoded = tuple(encode_item(item) for item in batch)
         self._check_open()
         if encoded:
@@ -769,6 +760,7 @@ class SQLiteMemoryStore:
         """
         self._check_open()
         withdrawn = threading.Event()
+        items = require_items(items, "store_stream")
         stream = partial(self._stream, items=items, skip=on_unrepresentable, withdrawn=withdrawn)
         try:
             return await self._call(stream)
@@ -1064,7 +1056,7 @@ def _write_stream(
             begun = True
             for item in _callers(items, withdrawn):
                 try:
-                    encoded = encode_item(_require_item(item))
+                    encoded = encode_item(require_item(item, _STORE, "store_stream"))
                 except UnrepresentableValueError as exc:
                     if skip is None:
                         raise

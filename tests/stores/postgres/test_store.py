@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
 from collections import OrderedDict
@@ -89,6 +90,13 @@ async def test_subclasses_and_non_items_are_refused(postgres_dsn: str) -> None:
             await store.store(Note(content="x"))
         with pytest.raises(TypeError, match="use store_many"):
             await store.store([MemoryItem(content="x")])  # type: ignore[arg-type]  # wrong on purpose
+        one = "takes an iterable of MemoryItem, got one MemoryItem: use store()"
+        with pytest.raises(TypeError, match=rf"^store_many\(\) {re.escape(one)}"):
+            await store.store_many(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
+        with pytest.raises(TypeError, match=rf"^store_stream\(\) {re.escape(one)}"):
+            await store.store_stream(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
+        with pytest.raises(TypeError, match=r"^store_many\(\) takes MemoryItem items, got a str"):
+            await store.store_many([MemoryItem(content="x"), "y"])  # type: ignore[list-item]  # wrong on purpose
         assert await store.count() == 0
 
 

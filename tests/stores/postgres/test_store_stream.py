@@ -202,7 +202,9 @@ async def test_a_non_item_is_a_type_error_and_nothing_is_stored(postgres_dsn: st
     """Anything but a MemoryItem in the stream raises TypeError and rolls back."""
     items: list[object] = [MemoryItem(content=i) for i in range(1100)] + [{"content": "b"}]
     async with PostgresMemoryStore(postgres_dsn) as store:
-        with pytest.raises(TypeError, match="takes a MemoryItem, got dict"):
+        with pytest.raises(
+            TypeError, match=r"^store_stream\(\) takes MemoryItem items, got a dict"
+        ):
             await store.store_stream(items)  # type: ignore[arg-type]  # the wrong type is the point
         assert await store.count() == 0
 

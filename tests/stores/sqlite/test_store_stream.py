@@ -123,7 +123,9 @@ async def test_an_exception_from_the_callback_rolls_back(tmp_path: Path) -> None
 async def test_a_non_item_is_a_type_error_and_nothing_is_stored(tmp_path: Path) -> None:
     """Anything but a MemoryItem in the stream raises TypeError and rolls back."""
     async with SQLiteMemoryStore(tmp_path / "s.db") as store:
-        with pytest.raises(TypeError, match="takes a MemoryItem, got dict"):
+        with pytest.raises(
+            TypeError, match=r"^store_stream\(\) takes MemoryItem items, got a dict"
+        ):
             await store.store_stream([MemoryItem(content="a"), {"content": "b"}])  # type: ignore[list-item]  # the wrong type is the point
         assert await store.count() == 0
 
