@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import socket
 import threading
 from collections import OrderedDict
@@ -20,6 +19,7 @@ from lionmem.stores._postgres_query import SELECT
 from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
 from tests.differential import FILTERED, RAISING_FILTERS, outcome
 from tests.postgres_support import Cluster
+from tests.stores.shared import one_item_for_many_is_refused
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"
 
@@ -90,13 +90,7 @@ async def test_subclasses_and_non_items_are_refused(postgres_dsn: str) -> None:
             await store.store(Note(content="x"))
         with pytest.raises(TypeError, match="use store_many"):
             await store.store([MemoryItem(content="x")])  # type: ignore[arg-type]  # wrong on purpose
-        one = "takes an iterable of MemoryItem, got one MemoryItem: use store()"
-        with pytest.raises(TypeError, match=rf"^store_many\(\) {re.escape(one)}"):
-            await store.store_many(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
-        with pytest.raises(TypeError, match=rf"^store_stream\(\) {re.escape(one)}"):
-            await store.store_stream(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
-        with pytest.raises(TypeError, match=r"^store_many\(\) takes MemoryItem items, got a str"):
-            await store.store_many([MemoryItem(content="x"), "y"])  # type: ignore[list-item]  # wrong on purpose
+        await one_item_for_many_is_refused(store)
         assert await store.count() == 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
 from lionmem.protocol import MemoryStore
 from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
+from tests.stores.shared import one_item_for_many_is_refused
 from tests.stores.sqlite.support import EVERYTHING, contents, dump, fill
 
 
@@ -149,16 +149,8 @@ async def test_store_of_a_non_item_stores_nothing(store: SQLiteMemoryStore) -> N
 async def test_one_item_given_for_many_is_refused_naming_the_call(
     store: SQLiteMemoryStore,
 ) -> None:
-    """store_many and store_stream take an iterable of items: one MemoryItem (whose iteration
-    would yield its fields) and a non-item among them raise TypeError naming the call."""
-    one = "takes an iterable of MemoryItem, got one MemoryItem: use store()"
-    with pytest.raises(TypeError, match=rf"^store_many\(\) {re.escape(one)}"):
-        await store.store_many(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
-    with pytest.raises(TypeError, match=rf"^store_stream\(\) {re.escape(one)}"):
-        await store.store_stream(MemoryItem(content="x"))  # type: ignore[arg-type]  # one item where many are taken, on purpose
-    with pytest.raises(TypeError, match=r"^store_many\(\) takes MemoryItem items, got a str"):
-        await store.store_many([MemoryItem(content="x"), "y"])  # type: ignore[list-item]  # wrong on purpose
-    assert await store.count() == 0
+    """A single item, or a non-item among many, given to store_many or store_stream."""
+    await one_item_for_many_is_refused(store)
 
 
 async def test_store_of_a_subclass_is_refused(store: SQLiteMemoryStore) -> None:
