@@ -391,9 +391,13 @@ class PostgresMemoryStore:
         its ``search_path``, so that tables dropped from it are found missing (and created there
         again), never found further along the path (another application's)."""
         if self._schema is None:
-            self._schema = await conn.fetchval("SELECT quote_ident(current_schema())")
-        if self._schema is not None:  # else no schema of the path exists: prepare says so
-            await conn.execute(f"SET search_path = {self._schema}")
+            name, quoted = await conn.fetchrow(
+                "SELECT current_schema(), quote_ident(current_schema())"
+            )
+            if name is None or name.startswith("pg_temp"):
+                return  # prepare refuses it; the next new connection looks again
+            self._schema = quoted
+        await conn.execute(f"SET search_path = {self._schema}")
 
     async def _acquire(self, pool: Any) -> Any:
         try:

@@ -310,6 +310,26 @@ async def test_tables_dropped_from_the_first_schema_are_not_looked_up_further_al
     )
 
 
+async def test_a_store_refused_a_temporary_schema_works_once_the_path_is_fixed(
+    postgres_server: Cluster,
+) -> None:
+    """A store whose connections put their temporary schema first is refused; once the
+    database's search_path is fixed, its new connections find the right schema and it works."""
+    database = postgres_server.fresh_database()
+    postgres_server.psql(f"ALTER DATABASE {database} SET search_path = pg_temp, public", database)
+    store = PostgresMemoryStore(postgres_server.dsn(database))
+    try:
+        with pytest.raises(MemoryAdapterError, match="temporary schema"):
+            await store.count()
+        postgres_server.psql(f"ALTER DATABASE {database} SET search_path = public", database)
+        await store._pool.expire_connections()  # as after a server restart
+        await store.store(MemoryItem(content="kept"))
+        assert await store.count() == 1
+    finally:
+        await store.close()
+    assert postgres_server.psql("SELECT count(*) FROM public.lionmem_items", database) == "1"
+
+
 async def test_migration_waits_for_the_advisory_lock(postgres_server: Cluster) -> None:
     """While another session holds the migration lock, a first use waits, then succeeds."""
     import asyncio
