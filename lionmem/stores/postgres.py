@@ -738,8 +738,10 @@ async def _require_settings(conn: Any) -> None:
         "pg_catalog.current_setting('gin_fuzzy_search_limit')"
     )
     if commit == "off":
-        broken = "commits with synchronous_commit=off, so an acknowledged write could be lost "
-        broken += "in a server crash"
+        broken = (
+            "commits with synchronous_commit=off, so an acknowledged write could be lost in a "
+            "server crash"
+        )
     elif fuzzy != "0":
         broken = f"runs with gin_fuzzy_search_limit={fuzzy}, so searches would miss matches"
     else:

@@ -956,9 +956,9 @@ def _collect(
 ) -> None:
     """Append to ``results`` the rows of ``plan`` that carry a ``wanted`` tag (if given) and pass
     its filters, up to ``limit`` in all."""
-    confirm = plan.confirm
     if len(results) >= limit:
         return
+    confirm = plan.confirm
     cursor = conn.execute(plan.sql, plan.params)
     try:
         # One row at a time: SQLite steps to a row only when it is asked for the next one, so

@@ -163,17 +163,23 @@ async def test_foreign_or_unreadable_databases_are_refused(
     assert snapshot(postgres_server, database) == before
 
 
+def lowered_by_an_older_unicode(server: Cluster, database: str) -> None:
+    """Make ``database`` look lowered by Unicode 1.0.0: its meta row says so, its search text is
+    stale, and the next store to open it recomputes every item's."""
+    server.psql(
+        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
+        "UPDATE lionmem_items SET search = 'stale'",
+        database,
+    )
+
+
 async def test_search_text_is_relowered_for_a_newer_unicode(postgres_server: Cluster) -> None:
     """A database lowered by an older Unicode database gets its search text recomputed."""
     database = postgres_server.fresh_database()
     item = MemoryItem(content="Straße İ")
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         await store.store(item)
-    postgres_server.psql(
-        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
-        "UPDATE lionmem_items SET search = 'stale'",
-        database,
-    )
+    lowered_by_an_older_unicode(postgres_server, database)
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         assert [i.id for i in await store.search(MemoryQuery(text="straße i\u0307"))] == [item.id]
         assert await store.search(MemoryQuery(text="stale")) == []
@@ -194,11 +200,7 @@ async def test_relowering_keeps_the_search_text_of_an_item_replaced_meanwhile(
     items = [MemoryItem(content=f"note {n}") for n in range(3)]
     async with PostgresMemoryStore(postgres_server.dsn(database)) as store:
         await store.store_many(items)
-    postgres_server.psql(
-        "UPDATE lionmem_meta SET value = '1.0.0' WHERE key = 'unicode_version'; "
-        "UPDATE lionmem_items SET search = 'stale'",
-        database,
-    )
+    lowered_by_an_older_unicode(postgres_server, database)
     real = search_text
 
     def replacing_first(content: object) -> str:
