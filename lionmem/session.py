@@ -4,6 +4,8 @@ A ``Branch`` holds one store: the one given as ``memory=``, or one ``InMemorySto
 first read of ``branch.memory``. A ``Session`` shares its own store with every branch it takes in
 that has none yet: the first claim wins, and a branch keeps its store when it is removed and
 included elsewhere. Query scope therefore follows store identity; ``MemoryQuery`` has no scope.
+Claims, releases and the creation of a store on first read hold one lock, so threads racing for
+a branch or a first read see one winner and one store.
 
 Only the memory seam of lionagi's classes is reproduced (SEMANTICS.md §9): messages, models,
 tools, ``clone``, ``split``, exchange, observers and hooks are not.
@@ -11,6 +13,7 @@ tools, ``clone``, ``split``, exchange, observers and hooks are not.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
@@ -24,6 +27,10 @@ from lionmem.stores.memory import InMemoryStore
 from lionmem_models.element import Element
 
 __all__ = ["Branch", "BranchNotFoundError", "Session"]
+
+# Held while a branch changes hands or a store is created on first read; reentrant, since a
+# claim may create the session's store.
+_CLAIMS = threading.RLock()
 
 
 def _checked_memory(memory: object, owner: str) -> MemoryStore | None:
@@ -70,9 +77,10 @@ class Branch(Element):
     @property
     def memory(self) -> MemoryStore:
         """This branch's store: the one it was given or claimed, else a new ``InMemoryStore`` kept from then on."""
-        if self._memory is None:
-            self._memory = InMemoryStore()
-        return self._memory
+        with _CLAIMS:
+            if self._memory is None:
+                self._memory = InMemoryStore()
+            return self._memory
 
     @field_serializer("user")
     def _serialize_user(self, value: UUID | str | None) -> str | None:
@@ -112,13 +120,14 @@ class Session(Element):
         # Including the branches during validation may already have created a session store
         # and given it to branches that had none: those branches move to the explicit store;
         # branches with a store of their own keep it.
-        temporary = self._memory
         if store is not None:
-            self._memory = store
-            if temporary is not None and temporary is not store:
-                for branch in self.branches:
-                    if branch._memory is temporary:
-                        branch._memory = store
+            with _CLAIMS:
+                temporary = self._memory
+                self._memory = store
+                if temporary is not None and temporary is not store:
+                    for branch in self.branches:
+                        if branch._memory is temporary:
+                            branch._memory = store
 
     def model_post_init(self, context: Any, /) -> None:
         """Add a new default branch unless one was given, then include every branch."""
@@ -134,9 +143,10 @@ class Session(Element):
     @property
     def memory(self) -> MemoryStore:
         """This session's store: the one it was given, else a new ``InMemoryStore`` kept from then on."""
-        if self._memory is None:
-            self._memory = InMemoryStore()
-        return self._memory
+        with _CLAIMS:
+            if self._memory is None:
+                self._memory = InMemoryStore()
+            return self._memory
 
     def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
         """Take in one branch or an iterable of them; nothing changes if one is owned by another session.
@@ -146,23 +156,24 @@ class Session(Element):
         becomes the default branch if there is none.
         """
         candidates = _branch_list(branches)
-        for branch in candidates:
-            owner = branch._owner_id
-            if owner is not None and owner != self.id:
-                msg = (
-                    f"Branch {branch.id} is already owned by session {owner}; call "
-                    "remove_branch() on the owning session first to reparent it."
-                )
-                raise ValueError(msg)
-        for branch in candidates:
-            if branch not in self.branches:
-                self.branches.include(branch)
-            branch._owner_id = self.id
-            branch.user = self.id
-            if branch._memory is None:
-                branch._memory = self.memory
-            if self.default_branch is None:
-                self.default_branch = branch
+        with _CLAIMS:
+            for branch in candidates:
+                owner = branch._owner_id
+                if owner is not None and owner != self.id:
+                    msg = (
+                        f"Branch {branch.id} is already owned by session {owner}; call "
+                        "remove_branch() on the owning session first to reparent it."
+                    )
+                    raise ValueError(msg)
+            for branch in candidates:
+                if branch not in self.branches:
+                    self.branches.include(branch)
+                branch._owner_id = self.id
+                branch.user = self.id
+                if branch._memory is None:
+                    branch._memory = self.memory
+                if self.default_branch is None:
+                    self.default_branch = branch
 
     async def ainclude_branches(self, branches: Branch | Iterable[Branch]) -> None:
         """Do what ``include_branches`` does, from async code."""
@@ -193,17 +204,18 @@ class Session(Element):
             msg = f"remove_branch() takes a Branch, a UUID or an id string, got {type(branch).__qualname__}"
             raise TypeError(msg)
         key = key_of(branch)
-        found: Branch | None = None if key is None else self.branches.get(key)
-        if found is None:
-            shown = branch.id if isinstance(branch, Branch) else branch
-            msg = f"Branch {shown} is not in session {self.id}"
-            raise BranchNotFoundError(msg)
-        self.branches.exclude(found.id)
-        found._owner_id = None
-        if found.user == self.id:
-            found.user = None
-        if self.default_branch is not None and self.default_branch.id == found.id:
-            self.default_branch = next(iter(self.branches), None)
+        with _CLAIMS:
+            found: Branch | None = None if key is None else self.branches.get(key)
+            if found is None:
+                shown = branch.id if isinstance(branch, Branch) else branch
+                msg = f"Branch {shown} is not in session {self.id}"
+                raise BranchNotFoundError(msg)
+            self.branches.exclude(found.id)
+            found._owner_id = None
+            if found.user == self.id:
+                found.user = None
+            if self.default_branch is not None and self.default_branch.id == found.id:
+                self.default_branch = next(iter(self.branches), None)
 
     @field_serializer("user")
     def _serialize_user(self, value: UUID | str | None) -> str | None:

@@ -1,9 +1,12 @@
-"""Branch and Session ownership of a memory store: SEMANTICS.md §6 and the decisions L10 and L12."""
+"""Branch and Session ownership of a memory store: SEMANTICS.md §6 and the decisions L10, L12 and L13."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -659,3 +662,73 @@ async def test_a_private_store_is_isolated() -> None:
     await session.default_branch.memory.store(theirs)
     assert await private.memory.search(MemoryQuery()) == [mine]
     assert await session.memory.search(MemoryQuery()) == [theirs]
+
+
+# ---------------------------------------------------------------- threads (L13)
+
+
+class _SlowStore(InMemoryStore):
+    """An InMemoryStore whose construction takes long enough for another thread to step in."""
+
+    made = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        type(self).made += 1
+        time.sleep(0.05)
+
+
+def _together(*calls: Callable[[], object]) -> list[object]:
+    """Run ``calls`` in threads started at once; return each one's result or raised error."""
+    outcomes: list[object] = [None] * len(calls)
+
+    def run(position: int) -> None:
+        try:
+            outcomes[position] = calls[position]()
+        except Exception as exc:  # the outcome under test may be any error
+            outcomes[position] = exc
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_threads_reading_a_new_branch_memory_get_one_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Concurrent first reads of ``memory`` create one store, and every reader gets it."""
+    monkeypatch.setattr("lionmem.session.InMemoryStore", _SlowStore)
+    monkeypatch.setattr(_SlowStore, "made", 0)
+    branch = Branch()
+    stores = _together(*[lambda: branch.memory] * 4)
+    assert _SlowStore.made == 1
+    assert all(store is branch.memory for store in stores)
+
+
+def test_threads_claiming_one_branch_leave_it_with_one_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two sessions claiming a branch at once: one claim wins, the other raises ValueError.
+
+    The first session creates its store while claiming (slowly), which is when the second one
+    looks at the branch's owner.
+    """
+    monkeypatch.setattr("lionmem.session.InMemoryStore", _SlowStore)
+    first, second = Session(memory=InMemoryStore()), Session(memory=InMemoryStore())
+    first._memory = None  # the first claim below creates the session's store
+    contested = Branch()
+
+    def second_claim() -> None:
+        time.sleep(0.01)  # while the first claim creates its session's store
+        second.include_branches(contested)
+
+    outcomes = _together(lambda: first.include_branches([Branch(), contested]), second_claim)
+    assert outcomes[0] is None
+    assert isinstance(outcomes[1], ValueError)
+    assert contested in first.branches
+    assert contested not in second.branches
+    assert contested.user == first.id
+    assert contested.memory is first.memory
