@@ -45,6 +45,7 @@ _LIONAGI_CLASS: str = LionagiItem.class_name(full=True)  # what its lion_class c
 # Larger than any store's size, and within every backend's integer range (SQL bigint): asking
 # for this many results is asking for all of them.
 _ALL = sys.maxsize
+_ANY_ID = UUID(int=0)
 
 
 def _qualified(cls: type) -> str:
@@ -101,6 +102,14 @@ def _to_lionmem(item: object, position: int | None = None) -> MemoryItem:
                 f"dict key of type {type(key).__qualname__}",
                 "metadata keys must be plain strings, as in every JSON object",
             )
+    named = metadata.get("lion_class", _LIONAGI_CLASS)
+    if type(named) is not str or named != _LIONAGI_CLASS:
+        raise _refuse(
+            "metadata['lion_class']",
+            named,
+            f"{named!r}: items come back naming lionagi's class "
+            f"({_LIONAGI_CLASS!r}), so another lion_class would not round-trip",
+        )
     tags = item.tags
     if type(tags) is not list:
         raise _refuse("tags", tags, "tags must be a list of strings")
@@ -111,7 +120,7 @@ def _to_lionmem(item: object, position: int | None = None) -> MemoryItem:
         return MemoryItem(
             id=item.id, created_at=created_at, metadata=metadata, content=item.content, tags=tags
         )
-    except ValidationError as exc:  # what the checks above leave: a lion_class lionmem refuses
+    except ValidationError as exc:  # what the checks above leave: an id given to model_construct
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"]) or "metadata"
         raise _refuse(field, error["input"], error["msg"]) from exc
@@ -210,6 +219,9 @@ class LionagiMemoryStore:
             try:
                 item_id = UUID(item_id)  # any form uuid.UUID() parses, as lionagi's store reads it
             except (TypeError, ValueError, AttributeError):  # not a string, or not a UUID in it
+                # The store is still asked (for any id; the answer is not used), so that a
+                # closed store raises as it does for an id.
+                await self._store.retrieve(_ANY_ID)
                 return None
         found = await self._store.retrieve(item_id)
         return None if found is None else _to_lionagi(found)

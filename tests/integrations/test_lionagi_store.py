@@ -231,10 +231,22 @@ async def test_values_no_lionmem_item_can_hold_are_refused(new_store: NewStore) 
         await assert_refused(store, assigned, "metadata", "OrderedDict")
         assigned.metadata = '{"k": "v"}'  # type: ignore[assignment]  # lionagi does not validate assignment
         await assert_refused(store, assigned, "metadata", "str")
-        assigned = sample()
-        assigned.metadata = {"lion_class": "bogus"}
-        error = await assert_refused(store, assigned, "metadata", "dict")
-        assert "Metadata class mismatch" in str(error)
+        for named in ("bogus", "lionmem.MemoryItem", "lionmem_models.memory_item.MemoryItem"):
+            assigned = sample()
+            assigned.metadata = {"lion_class": named, "k": 1}
+            error = await assert_refused(store, assigned, "metadata['lion_class']", "str")
+            assert f"{named!r}: items come back naming lionagi's class" in str(error)
+        assigned.metadata = {"lion_class": 1}
+        await assert_refused(store, assigned, "metadata['lion_class']", "int")
+        unchecked = lionagi.MemoryItem.model_construct(
+            id="junk",  # type: ignore[arg-type]  # the id validation that model_construct skips
+            created_at=1.0,
+            metadata={},
+            content="x",
+            tags=[],
+        )
+        error = await assert_refused(store, unchecked, "id", "str")
+        assert "badly formed hexadecimal UUID string" in str(error)
         assert error.__cause__ is not None
         for tags, field, kind in (
             (("x",), "tags", "tuple"),
@@ -534,8 +546,9 @@ async def test_close_and_async_with_reach_the_wrapped_store(tmp_path: Any) -> No
     async with LionagiMemoryStore(SQLiteMemoryStore(path)) as store:
         assert path.exists()  # entering opened the file
         await store.store(sample())
-    with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
-        await store.retrieve(ID)
+    for key in (ID, "garbage"):
+        with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
+            await store.retrieve(key)
     again = LionagiMemoryStore(SQLiteMemoryStore(path))
     found = await again.retrieve(ID)
     assert found is not None
