@@ -42,10 +42,12 @@ __all__ = [
 # stays small whatever the values hold. Equality of digests is confirmed in Python.
 _MAX_CANONICAL = 96
 
-# Lists and dicts may nest this deep. The limit keeps every recursive step (the checks here, the
-# json module, decoding) far inside Python's recursion limit, so a value is either refused here
-# with a clear message or encoded, indexed and decoded in full.
-MAX_DEPTH = 200
+# Lists and dicts may nest this deep: an item's JSON document, one level more, is then within
+# the 200 levels around a value that pydantic's JSON parser reads, so an exported item imports
+# again. It also keeps every recursive step (the checks here, the json module, decoding) far
+# inside Python's recursion limit, so a value is either refused here with a clear message or
+# encoded, indexed and decoded in full.
+MAX_DEPTH = 199
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _ENCODER.encode

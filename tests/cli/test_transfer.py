@@ -15,6 +15,7 @@ from uuid import UUID
 import pytest
 
 from lionmem import MemoryItem
+from lionmem.stores._sqlite_codec import MAX_DEPTH
 from tests.cli.conftest import MIXED, SAMPLE
 from tests.cli.support import (
     LIONMEM,
@@ -250,6 +251,22 @@ def test_export_piped_into_import_reproduces_the_store(tmp_path: Path, sample_db
     )
     assert (done.returncode, done.stdout) == (0, "imported 3000 items from standard input\n")
     assert _export(tmp_path / "copy.db") == _export(sample_db)
+
+
+def test_values_nested_as_deep_as_the_store_allows_are_copied(tmp_path: Path) -> None:
+    """Content and a metadata value nested to the store's limit around a scalar export and import
+    again (the item's document is one level deeper); one level more is refused by ``add``."""
+    deepest = "[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH
+    meta = "k=" + '{"a":' * (MAX_DEPTH - 1) + "1" + "}" * (MAX_DEPTH - 1)
+    for args in (("--json", deepest), ("note", "--meta", meta)):
+        assert lionmem("add", *args, "--db", "deep.db", cwd=tmp_path).status == 0
+    exported = _export(tmp_path / "deep.db")
+    imported = lionmem("import", "-", "--db", "copy.db", cwd=tmp_path, stdin=exported)
+    assert (imported.status, imported.stderr) == (0, "")
+    assert _export(tmp_path / "copy.db") == exported
+    deeper = lionmem("add", "--json", f"[{deepest}]", "--db", "deep.db", cwd=tmp_path)
+    assert deeper.status == 2
+    assert f"lists and dicts may nest at most {MAX_DEPTH} levels deep" in deeper.stderr
 
 
 @pytest.mark.parametrize("command", ["export", "search --limit 3000"])

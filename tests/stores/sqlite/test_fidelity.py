@@ -185,7 +185,7 @@ REFUSED: list[tuple[str, Any, str, str]] = [
     ("nested nan", [0, [math.nan]], "content[1][0]", "float"),
     ("surrogate key", {"\udc00": 1}, "content['\\udc00']", "dict key of type str"),
     ("cycle", _recursive_list(), "content[0]", "list"),
-    ("too deep", _deep(201), "content" + "[0]" * 200, "list"),
+    ("too deep", _deep(200), "content" + "[0]" * 199, "list"),
 ]
 
 
@@ -251,8 +251,8 @@ async def test_int_beyond_the_str_digit_limit_is_refused(store: SQLiteMemoryStor
 
 
 async def test_deepest_allowed_nesting_round_trips(store: SQLiteMemoryStore) -> None:
-    """200 levels of nested lists are stored and come back equal."""
-    value = _deep(200)
+    """199 levels of nested lists are stored and come back equal."""
+    value = _deep(199)
     found = await round_trip(store, MemoryItem(content=value))
     assert found.content == value
 
