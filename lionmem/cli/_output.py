@@ -20,6 +20,7 @@ import bisect
 import codecs
 import errno
 import json
+import re
 import select
 import sys
 import unicodedata
@@ -343,9 +344,13 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
     return len(rows)
 
 
+_BREAKS = re.compile("[ \t\n\r]+")
+
+
 def _one_line(text: str) -> str:
-    """``text`` on one line: every run of white space one space."""
-    return " ".join(text.split())
+    """``text`` on one line: every run of spaces, tabs and line ends one space. Other characters
+    Python counts as white space (``\x1c``, ``\x85``, ``\u2028``) stay, for ``visible`` to show."""
+    return _BREAKS.sub(" ", text).strip(" ")
 
 
 def _content_line(content: Any) -> tuple[str, bool]:

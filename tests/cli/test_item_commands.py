@@ -415,8 +415,27 @@ def test_search_table_escapes_control_characters_in_stored_text(tmp_path: Path) 
         row[1],
         r"\x1b[5mx",
         r"\x1b]0;PWNED\x07\x1b[2J",
-        r"\u202eab",
-        r"\x7f\x9b",
+        r"\u202eab\x85\x7f\x9b",
+    ]
+
+
+def test_search_table_escapes_controls_python_counts_as_white_space(tmp_path: Path) -> None:
+    """Information separators, NEL, vertical tab, form feed and the line and paragraph
+    separators are shown as escapes in the table, never taken for spaces (so a tag ``ok\x1f``
+    does not look like ``ok``); spaces, tabs and line ends become one space."""
+    item_id = "12345678-1234-4678-9234-567812345678"
+    content = "pay\x1c\x1d\x1e\x1fto\u2028at\u2029x\x85y\x0bz\x0c  end\t\r\nnow "
+    line = json.dumps({"id": item_id, "content": content, "tags": ["ok\x1f", "ok"]})
+    assert lionmem("import", "-", "--db", "s.db", cwd=tmp_path, stdin=line + "\n").status == 0
+    table = on_terminal("search", "--db", "s.db", cwd=tmp_path, columns=160, raw=True)
+    assert table.status == 0, table
+    row = _RICH_STYLE.sub("", table.stdout).split("\r\n")[1].split(" ")
+    assert [cell for cell in row if cell][2:] == [
+        r"ok\x1f,",
+        "ok",
+        r"pay\x1c\x1d\x1e\x1fto\u2028at\u2029x\x85y\x0bz\x0c",
+        "end",
+        "now",
     ]
 
 
@@ -501,8 +520,7 @@ def test_invisible_characters_are_escaped_on_a_terminal(tmp_path: Path) -> None:
     fields = _RICH_STYLE.sub("", shown.stdout)
     assert (_unshown(rows), _unshown(fields)) == ([], [])
     row = rows.split("\r\n")[1].split()
-    # The table puts a paragraph separator, as any white space, on one line as a space.
-    assert row[2:] == [r"t\u200bag", _INVISIBLE_SHOWN.replace(r"\u2029", " ").split()[0], "j"]
+    assert row[2:] == [r"t\u200bag", _INVISIBLE_SHOWN]
     lines = [line.split() for line in fields.split("\r\n")]
     assert lines[2:] == [
         ["tags", r'["t\u200bag"]'],
