@@ -43,6 +43,7 @@ __all__ = [
 DEFAULT_DB = "memory.db"
 ENV_DB = "LIONMEM_DB"
 _POSTGRES = ("postgresql://", "postgres://")
+_ADDRESS = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*://")  # what reads as a URL, not a file path
 _SHORTEST_HIDDEN_ANYWHERE = 6  # characters of a password hidden where a message repeats it unquoted
 
 
@@ -84,20 +85,23 @@ def store_target(db: str | None) -> str:
 
 
 def is_postgres(target: str) -> bool:
-    """Return whether ``target`` is a PostgreSQL address rather than a SQLite path."""
-    return target.startswith(_POSTGRES)
+    """Return whether ``target`` is a PostgreSQL address rather than a SQLite path (the scheme
+    in any case, as the driver reads it)."""
+    return target[: len(_POSTGRES[0])].lower().startswith(_POSTGRES)
 
 
 def describe_target(target: str) -> str:
-    """Return ``target`` fit for a message: a PostgreSQL address without its password.
+    """Return ``target`` fit for a message: an address (PostgreSQL's, or any ``scheme://``)
+    without its password.
 
     Whatever a driver could take for the password is hidden: from the first ``:`` after the
     scheme to the last ``@`` before the query, and to the last ``@`` of all (an unencoded
-    password may hold ``/``, ``?`` or ``@``), and the value of every ``password`` parameter
-    (however its name is cased or percent-encoded) in the query read from the first ``?`` and
-    from after that ``@``. Where these readings disagree, more is hidden than the password.
+    password may hold ``/``, ``?`` or ``@``), and the value of every parameter whose name ends
+    in ``password`` (``sslpassword`` too, however the name is cased or percent-encoded) in the
+    query read from the first ``?`` and from after that ``@``. Where these readings disagree,
+    more is hidden than the password.
     """
-    if not is_postgres(target):
+    if not _ADDRESS.match(target):
         return target
     shown, last = [], 0
     for start, end in _merged(_password_spans(target)):
@@ -127,7 +131,7 @@ def _password_values(target: str, start: int) -> list[tuple[int, int]]:
     spans = []
     for pair in re.finditer(r"[^&#]*", target[start:]):
         key, equals, _ = pair.group().partition("=")
-        if equals and unquote(key).lower() == "password":
+        if equals and unquote(key).lower().endswith("password"):  # sslpassword too
             spans.append((start + pair.start() + len(key) + 1, start + pair.end()))
     return spans
 
@@ -157,6 +161,12 @@ def select_store(target: str, *, namespace: str | None = None, create: bool = Tr
     """
     if is_postgres(target):
         return _postgres(target, namespace)
+    if _ADDRESS.match(target):
+        msg = (
+            f"--db {describe_target(target)} reads as an address lionmem does not take: give "
+            "a postgresql:// (or postgres://) address, nothing before it, or a SQLite file path"
+        )
+        raise StoreSelectionError(msg)
     if namespace is not None:
         msg = (
             f"--namespace {namespace!r}: a SQLite file has no namespaces (one file is one "

@@ -28,12 +28,19 @@ __all__ = ["fake_postgres"]  # the fixture, used here by name
         ("postgresql://u@h/d?Pass%57ORD=x&a=b", "postgresql://u@h/d?Pass%57ORD=***&a=b"),
         ("postgresql://u@h/d?password=hunter2#top", "postgresql://u@h/d?password=***#top"),
         ("postgresql://u@h:5432/d?passwords=kept", "postgresql://u@h:5432/d?passwords=kept"),
+        ("postgresql://u@h/d?sslmode=require&sslpassword=KEY", "postgresql://u@h/d?sslmode=require&sslpassword=***"),
+        ("postgresql://u@h/d?SSLPass%77ord=KEY", "postgresql://u@h/d?SSLPass%77ord=***"),
+        ("POSTGRESQL://me:secret@h/db", "POSTGRESQL://me:***@h/db"),
+        ("postgresql+asyncpg://me:secret@h/db", "postgresql+asyncpg://me:***@h/db"),
+        (" postgresql://me:secret@h/db", " postgresql://me:***@h/db"),
+        ("mysql://me:secret@h/db?password=x", "mysql://me:***@h/db?password=***"),
     ],
-)
+)  # fmt: skip
 def test_the_password_is_hidden_wherever_the_address_has_it(target: str, shown: str) -> None:
-    """Whatever a driver could read as the password is hidden: from the first ``:`` after the
-    scheme to the last ``@`` (before the query, and of all), and any parameter whose decoded
-    name is ``password``, in whatever case, in the query after the first ``?`` or that ``@``."""
+    """Whatever a driver could read as the password is hidden, in any address: from the first
+    ``:`` after the scheme to the last ``@`` (before the query, and of all), and any parameter
+    whose decoded name ends in ``password``, in whatever case, in the query after the first
+    ``?`` or that ``@``."""
     assert describe_target(target) == shown
 
 
@@ -100,3 +107,36 @@ def test_the_command_shows_no_piece_of_the_password(tmp_path: Path, dsn: str, sh
     assert line.startswith(f"lionmem count: cannot open {shown}: ")
     for secret in ("'pa'", "pa/ss", "hunter2", "2secretpart", "secretpart"):
         assert secret not in line
+
+
+@pytest.mark.parametrize(
+    ("dsn", "shown"),
+    [
+        ("postgresql+asyncpg://app:TopSecret9@db.internal/memory", "postgresql+asyncpg://app:***@db.internal/memory"),
+        (" postgresql://app:TopSecret9@db.internal/memory", "postgresql://app:***@db.internal/memory"),
+        ("mysql://app:TopSecret9@db.internal/memory", "mysql://app:***@db.internal/memory"),
+    ],
+)  # fmt: skip
+def test_an_address_lionmem_does_not_take_is_refused_without_its_password(
+    tmp_path: Path, dsn: str, shown: str
+) -> None:
+    """An address with another scheme, or with anything before ``postgresql://``, is not taken
+    for a SQLite file name: it is refused, naming it without its password, and no file is made."""
+    for command in ("count", "add"):
+        result = lionmem(command, *(["x"] if command == "add" else []), "--db", dsn, cwd=tmp_path)
+        assert (result.status, result.stdout) == (2, "")
+        assert result.stderr == (
+            f"lionmem {command}: --db {shown} reads as an address lionmem does not take: give a "
+            "postgresql:// (or postgres://) address, nothing before it, or a SQLite file path\n"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_scheme_is_read_in_any_case(tmp_path: Path) -> None:
+    """``POSTGRESQL://`` is a PostgreSQL address, as the driver reads it, not a SQLite path."""
+    line = one_line_error(
+        lionmem("count", "--db", "POSTGRESQL://me:TopSecret9@127.0.0.1:9/db", cwd=tmp_path),
+        "lionmem count: ",
+    )
+    assert line.startswith("lionmem count: cannot open POSTGRESQL://me:***@127.0.0.1:9/db: ")
+    assert "TopSecret9" not in line
