@@ -23,7 +23,7 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
-from lionmem.cli._output import print_item, print_items, say
+from lionmem.cli._output import print_item, print_items, say, say_done
 from lionmem.cli._signals import STOP
 from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem_models.memory_item import MemoryItem
@@ -105,7 +105,7 @@ def _add(args: argparse.Namespace) -> int:
 
     async def work(store: Any) -> int:
         await _outcome("add", store.store(item))
-        say(item.id)
+        say_done(item.id, f"stored {item.id}", "its id")
         return OK
 
     return run_on_store(args, work, create=True)
@@ -161,7 +161,7 @@ def _delete(args: argparse.Namespace) -> int:
         if not await _outcome("delete", store_method(store, "delete")(item_id)):
             print(f"lionmem delete: no item with id {item_id}", file=sys.stderr)
             return PROBLEM
-        say(f"deleted {item_id}")
+        say_done(f"deleted {item_id}")
         return OK
 
     return run_on_store(args, work)

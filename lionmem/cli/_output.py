@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, Self, cast
 
-from lionmem.cli._errors import missing, require_extra
+from lionmem.cli._errors import CommandError, missing, require_extra
 from lionmem_models.memory_item import MemoryItem
 
 if TYPE_CHECKING:
@@ -268,6 +268,20 @@ STDOUT = cast("IO[str]", _Stdout())
 def say(text: object) -> None:
     """Write ``text`` and a line break to stdout, every byte (see ``STDOUT``)."""
     STDOUT.write(f"{text}\n")
+
+
+def say_done(text: object, done: str | None = None, line: str = "this line") -> None:
+    """Write ``text``, what a command reports of work it has done (``done`` says that work, where
+    ``text`` does not); if stdout cannot take it, raise ``CommandError`` saying the work is done,
+    so that it is not done again."""
+    try:
+        say(text)
+    except BrokenPipeError:  # the reader went away: the command stops quietly, as for any output
+        raise
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        msg = f"{done or text}, but standard output could not take {line}: {reason}"
+        raise CommandError(msg) from exc
 
 
 def write_json_lines(items: Iterable[MemoryItem]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -274,6 +275,33 @@ def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) 
     """Output that cannot be written (``> /dev/full``) is one line naming why, and exit 2."""
     result = _run_into(Path("/dev/full"), *command, "--db", sample_db, cwd=sample_db.parent)
     assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
+
+
+def test_a_full_disk_under_the_report_of_a_write_says_the_write_was_done(tmp_path: Path) -> None:
+    """When stdout cannot take the line reporting a write, the message says the write was done
+    (so that it is not done again) and what was lost; exit 2."""
+    source = tmp_path / "two.jsonl"
+    source.write_text('{"content": "a"}\n{"content": "b"}\n')
+    full = Path("/dev/full")
+    imported = _run_into(full, "import", source, "--db", "m.db", cwd=tmp_path)
+    assert one_line_error(imported, "") == (
+        f"lionmem import: imported 2 items from {source}, but standard output could not take "
+        "this line: No space left on device"
+    )
+    added = _run_into(full, "add", "note", "--db", "m.db", cwd=tmp_path)
+    line = one_line_error(added, "")
+    stored = re.fullmatch(
+        r"lionmem add: stored (\S+), but standard output could not take its id: "
+        "No space left on device",
+        line,
+    )
+    assert stored is not None, line
+    deleted = _run_into(full, "delete", stored[1], "--db", "m.db", cwd=tmp_path)
+    assert one_line_error(deleted, "") == (
+        f"lionmem delete: deleted {stored[1]}, but standard output could not take this line: "
+        "No space left on device"
+    )
+    assert lionmem("count", "--db", "m.db", cwd=tmp_path).stdout == "2\n"
 
 
 @pytest.mark.parametrize("command", [["search", "--limit", "3000"], ["export"]])
