@@ -36,6 +36,16 @@ _JSON_OPENERS = frozenset('[{"')
 _TOO_DEEP = "JSON nested too deeply to read"
 
 
+def _too_long(error: ValueError) -> str | None:
+    """What to say of an integer too long for Python to read (json raises a plain ValueError)."""
+    if isinstance(error, json.JSONDecodeError):
+        return None
+    return (
+        f"holds an integer of more than {sys.get_int_max_str_digits()} digits, more than Python "
+        "reads (PYTHONINTMAXSTRDIGITS sets the limit); write it as text, in JSON quotes"
+    )
+
+
 def parse_key_json(text: str, option: str) -> tuple[str, Any]:
     """Split ``KEY=JSON`` into the key and the parsed JSON value, or raise ``CommandError``."""
     key, separator, value = text.partition("=")
@@ -49,6 +59,10 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
         raise CommandError(msg) from None
     except ValueError as error:
         reason = getattr(error, "msg", str(error))
+        too_long = _too_long(error)
+        if too_long is not None:
+            msg = f"{option} {key}=...: the value after '=' {too_long}"
+            raise CommandError(msg) from None
         if value.lstrip()[:1] in _JSON_OPENERS:
             # Meant as a JSON list, object or string: reading it as text would not help.
             where = ""
@@ -94,7 +108,12 @@ def _add(args: argparse.Namespace) -> int:
             msg = f"--json: CONTENT is {_TOO_DEEP}"
             raise CommandError(msg) from None
         except ValueError as error:
-            msg = f"--json: CONTENT is not JSON ({getattr(error, 'msg', error)})"
+            too_long = _too_long(error)
+            msg = (
+                f"--json: CONTENT {too_long}"
+                if too_long is not None
+                else f"--json: CONTENT is not JSON ({getattr(error, 'msg', error)})"
+            )
             raise CommandError(msg) from None
     else:
         content = args.content

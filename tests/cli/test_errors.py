@@ -91,6 +91,10 @@ def test_a_namespace_for_a_sqlite_file(tmp_path: Path) -> None:
     assert not (tmp_path / "memory.db").exists()
 
 
+_LONG = "9" * 4301
+_UNREAD = "more than Python reads (PYTHONINTMAXSTRDIGITS sets the limit); write it as text, in JSON quotes"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -124,12 +128,25 @@ def test_a_namespace_for_a_sqlite_file(tmp_path: Path) -> None:
             "lionmem add: --meta 'when=2026-01-01': the value after '=' is not JSON (Extra data); "
             "write text in JSON quotes, for example --meta 'when=\"2026-01-01\"'",
         ),
+        *(
+            (
+                [*command, f"k=[{_LONG}]"],
+                f"lionmem {command[0]}: {command[-1]} k=...: the value after '=' holds an "
+                f"integer of more than 4300 digits, {_UNREAD}",
+            )
+            for command in (["add", "x", "--meta"], ["search", "--filter"])
+        ),
+        (
+            ["add", "--json", _LONG],
+            f"lionmem add: --json: CONTENT holds an integer of more than 4300 digits, {_UNREAD}",
+        ),
     ],
-)
+)  # fmt: skip
 def test_bad_key_json(tmp_path: Path, args: list[str], message: str) -> None:
     """A ``KEY=JSON`` argument without ``=`` or with a value that is not JSON: a broken list,
     object or string is named as invalid JSON with where it breaks; other text gets the quoted
-    form to write instead (quoted for JSON and the shell)."""
+    form to write instead (quoted for JSON and the shell); an integer longer than Python reads
+    is named as such (in ``--json`` too)."""
     (tmp_path / "memory.db").touch()
     assert one_line_error(lionmem(*args, cwd=tmp_path), "") == message
 
