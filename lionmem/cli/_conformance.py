@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lionmem.cli._errors import CommandError, refuse_trailing_slash
+from lionmem.cli._errors import CommandError, refuse_empty, refuse_trailing_slash
 from lionmem.cli._output import say
 from lionmem.cli._signals import run
 from lionmem.conformance._options import case_timeout, examples_count
@@ -116,6 +116,7 @@ async def _main(args: argparse.Namespace) -> int:
     from lionmem.conformance import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES, case_named, run
 
     if args.json is not None:  # before the suite runs, not once its report is lost
+        refuse_empty(args.json, "file", "--json")
         report_path = Path(args.json)
         if report_path.is_dir():
             msg = f"--json {args.json} is a directory, not a file"

@@ -22,6 +22,7 @@ __all__ = [
     "CommandError",
     "missing",
     "open_file",
+    "refuse_empty",
     "refuse_trailing_slash",
     "require_extra",
     "validation_message",
@@ -57,6 +58,14 @@ def validation_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def refuse_empty(name: str, kind: str, option: str = "") -> None:
+    """Raise ``CommandError`` when the file path ``name`` (given as ``option``, if any) is empty,
+    which ``pathlib.Path`` would read as the working directory."""
+    if not name:
+        msg = f"{option or 'the file name'} is empty: give the path of a {kind}"
+        raise CommandError(msg)
+
+
 def refuse_trailing_slash(
     name: str, kind: str, option: str = "", error: type[Exception] = CommandError
 ) -> None:
@@ -83,6 +92,7 @@ def open_file(name: str, kind: str) -> BinaryIO:
 
     ``kind`` names what the file should hold ("JSON Lines file"), for the message about a directory.
     """
+    refuse_empty(name, kind)
     path = Path(name)
     if path.is_dir():
         msg = f"{name} is a directory, not a {kind}"

@@ -37,6 +37,7 @@ from lionmem.cli._errors import (
     PROBLEM,
     CommandError,
     open_file,
+    refuse_empty,
     refuse_trailing_slash,
     validation_message,
 )
@@ -390,6 +391,7 @@ def _open_output(name: str | None) -> _Output:
             raise CommandError(msg)
         sys.stdout.flush()
         return _Output(sys.stdout.buffer)
+    refuse_empty(name, "file", "--out")
     path = Path(name)
     if path.is_dir():
         msg = f"--out {name} is a directory, not a file"

@@ -706,14 +706,21 @@ _SLASH = "ends in '/', so it names a directory; give the path of a"
         ),
         (["export", "--db", "s.db", "--out", ".."], "--out .. is a directory, not a file"),
         (["validate", "."], ". is a directory, not a JSON file"),
+        (["import", ""], "the file name is empty: give the path of a JSON Lines file"),
+        (["validate", ""], "the file name is empty: give the path of a JSON file"),
+        (["export", "--db", "s.db", "--out", ""], "--out is empty: give the path of a file"),
+        (
+            ["conformance", "lionmem.conformance.fake:FakeHarness", "--json", ""],
+            "--json is empty: give the path of a file",
+        ),
     ],
 )
 def test_a_file_path_that_names_a_directory_is_refused(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     """A file path ending in '/', '/.' or '/..', or that is '.' or '..', names a directory, as
-    POSIX tools read it: refused with one line, exit 2, and no file is created, replaced or read
-    in place of the one before the ending."""
+    POSIX tools read it, and an empty one would name the working directory: refused with one
+    line, exit 2, and no file is created, replaced or read in place of the one meant."""
     assert lionmem("add", "kept", "--db", "s.db", cwd=tmp_path).status == 0
     assert lionmem("export", "--db", "s.db", "--out", "e.jsonl", cwd=tmp_path).status == 0
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
