@@ -254,8 +254,11 @@ def files_under(folder: Path) -> dict[str, Path]:
 
 
 def _lines(path: Path | None) -> list[str]:
-    """Return the lines of ``path`` with their endings; none for a file that is absent."""
-    return [] if path is None else path.read_text(encoding="utf-8").splitlines(keepends=True)
+    """Return the lines of ``path`` with their endings as written (``\r\n`` stays), bytes
+    that are not UTF-8 as escapes; none for a file that is absent."""
+    if path is None:
+        return []
+    return path.read_bytes().decode("utf-8", "backslashreplace").splitlines(keepends=True)
 
 
 def differences(expected_root: Path, actual_root: Path) -> list[str]:

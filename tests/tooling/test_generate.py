@@ -78,6 +78,22 @@ def test_check_fails_after_a_hand_edit_under_generated(tree: Path) -> None:
     assert "--- generated/lionmem_models/memory_query.py (committed)" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("before", "after"), [(b"\n", b"\r\n"), (b"\n", b"\r"), (b"Identity", b"\xffdentity")]
+)
+def test_check_fails_on_line_endings_or_bytes_changed_by_hand(
+    tree: Path, before: bytes, after: bytes
+) -> None:
+    """Line endings turned into CRLF or CR, or a byte that is not UTF-8, in a generated file
+    fail the check with a diff (a byte that is not UTF-8 shown as an escape)."""
+    module = tree / "generated" / "lionmem_models" / "element.py"
+    module.write_bytes(module.read_bytes().replace(before, after))
+    result = generate(tree, "--check")
+    assert result.returncode == 1, result.stderr
+    assert "--- generated/lionmem_models/element.py (committed)" in result.stdout
+    assert result.stderr == ""
+
+
 def test_check_fails_on_a_stale_extra_file(tree: Path) -> None:
     """A file under generated/ that no schema produces fails the check and is named."""
     (tree / "generated" / "lionmem_models" / "old_model.py").write_text("x = 1\n", encoding="utf-8")
