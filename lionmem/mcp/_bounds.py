@@ -7,8 +7,8 @@ counted in both copies). Counting uses ``pydantic_core.to_json``, the serializer
 writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept for everything
 around the result: the JSON-RPC framing, the request id and the SDK's own fields. A request
 is capped as it arrives (a stdin line, an HTTP body), before anything parses it. Nesting is
-capped too: the SDK's JSON parser reads at most ``MAX_NESTING`` levels of arrays and objects.
-A server's answers other than tool results are bounded in advance, the largest being its list
+capped too: the SDK's JSON parser reads at most ``MAX_NESTING`` levels of arrays and objects
+around a value. A server's answers other than tool results are bounded in advance, the largest being its list
 of tools, so a server's response cap must hold that one (``min_response_bytes``).
 """
 
@@ -61,8 +61,9 @@ SEARCH_FRAME = 200
 MIN_REQUEST_BYTES = 1024
 """The smallest request cap, some three times the largest ordinary request of the SDK clients."""
 
-MAX_NESTING = 201
-"""The deepest nesting of arrays and objects the MCP SDK's JSON parser (pydantic_core) reads."""
+MAX_NESTING = 200
+"""The most levels of arrays and objects around a value the MCP SDK's JSON parser (pydantic_core)
+reads; it reads an empty array or object one level deeper, which ``nesting`` counts as a level."""
 
 SEARCH_NESTING = 4
 """The levels around an item in a search response: message, result, structured content, items."""

@@ -388,9 +388,14 @@ def http_app(
     check_exposure(address, token)
     check_request_cap(max_request_bytes)
     origins = normal_origins(allowed_origins)
-    # The guard checks Host and Origin itself: the SDK's check ties one to the other.
+    # The guard checks Host and Origin itself: the SDK's check ties one to the other. Each
+    # request is answered with one JSON body, not an event stream: on SIGINT or SIGTERM,
+    # sse-starlette ends every event stream at once, the answers of requests still running
+    # with it, while uvicorn waits up to STOP_GRACE for a JSON answer. (The server sends
+    # nothing but answers, so an event stream would carry nothing more.)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
+        json_response=True,
         max_request_body_size=max_request_bytes,
         session_idle_timeout=SESSION_IDLE_SECONDS,
         max_sessions=MAX_SESSIONS,
@@ -409,7 +414,8 @@ async def serve_http(
     app: ASGIApp, address: HttpAddress | str, *, on_ready: Callable[[str], None] | None = None
 ) -> None:
     """Serve ``app`` at ``address`` (as for ``http_app``) until SIGINT or SIGTERM; ``on_ready``
-    gets the URL. Requests still running ``STOP_GRACE`` seconds after the signal are cancelled.
+    gets the URL. On the signal the server stops taking connections and waits for the requests
+    running to be answered; those still running ``STOP_GRACE`` seconds later are cancelled.
     """
     address = _address(address)
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET

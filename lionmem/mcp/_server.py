@@ -11,11 +11,12 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 
 from lionmem.errors import UnknownToolError
 from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_server_limits
-from lionmem.mcp._tools import MemoryTools
+from lionmem.mcp._tools import _PROBLEM_CHARS, MemoryTools, _cut
 from lionmem.protocol import MemoryStore
 
 __all__ = ["create_server"]
@@ -26,6 +27,17 @@ INSTRUCTIONS = (
     "memory_retrieve returns one item by id. Every answer is bounded: searches return at most "
     "their limit, and hits too large for one response are listed in omitted, never cut short."
 )
+
+
+async def _method_named_cut(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """Cut the method the SDK echoes in a "Method not found" error to its first characters, as
+    an unknown tool's name is: a request may name a method of megabytes."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if exc.code != types.METHOD_NOT_FOUND or not isinstance(exc.data, str):
+            raise
+        raise MCPError(exc.code, exc.message, _cut(exc.data, _PROBLEM_CHARS)) from None
 
 
 def create_server(
@@ -69,7 +81,7 @@ def create_server(
             is_error=result.is_error,
         )
 
-    return Server(
+    server: Server[Any] = Server(
         "lionmem",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -77,3 +89,5 @@ def create_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schemas.get,
     )
+    server.middleware.append(_method_named_cut)
+    return server

@@ -103,11 +103,11 @@ def _dump(item: MemoryItem) -> dict[str, Any]:
 def _sendable(item: MemoryItem) -> dict[str, Any]:
     """``item`` as the JSON value it is sent as; ``_Unsendable`` if that cannot be it unchanged.
 
-    Items that came through ``memory_store`` always can be. A program may have stored one
-    directly holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an
-    object), which the serializer refuses, or NaN or an infinity, which it would write as null.
+    ``memory_store`` refuses an item that cannot be, but a program may have stored one directly
+    holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an object),
+    which the serializer refuses, or NaN or an infinity, which it would write as null.
     """
-    values = {"metadata": item.metadata, "content": item.content}
+    values = {"metadata": item.metadata, "content": item.content, "tags": item.tags}
     try:
         dumped = _dump(item)
         # A lone surrogate fails only here; NaN and infinities come out as their literals.
@@ -368,14 +368,15 @@ class MemoryTools:
 
     async def _store_item(self, arguments: dict[str, Any]) -> Structured:
         item = MemoryItem.model_validate(arguments)
-        # An item too large or too deep to come back through this server is refused before it
-        # is written: a client's JSON parser would refuse every search result holding it.
-        dumped = _dump(item)
+        # An item that cannot come back through this server unchanged is refused before it is
+        # written: one holding NaN (each store would refuse it, or store null) or what JSON has
+        # no form for (a caller in process may pass a lone surrogate), and one too large or too
+        # deep, which a client's JSON parser would refuse in every search result holding it.
+        try:
+            dumped = _sendable(item)
+        except _Unsendable as exc:
+            raise _Refused(f"invalid arguments for memory_store: {exc}") from None
         self._fits({"item": dumped}, "the item")
-        # The dump has null for NaN: the check reads what was sent, now known to be small.
-        problem = _non_finite(arguments)  # each store would refuse it, or store null instead
-        if problem is not None:
-            raise _Refused(f"invalid arguments for memory_store: {problem}")
         depth = nesting(dumped)
         if depth + SEARCH_NESTING > MAX_NESTING:
             raise _Refused(_too_deep("the item", depth, "a search result", SEARCH_NESTING))

@@ -2,7 +2,8 @@
 
 Run as ``python -m tests.mcp.short_deadlines NAME=VALUE... -- ARGUMENTS...`` from the repository
 root: each ``NAME`` is a limit of ``lionmem.mcp._http`` (``HEAD_SECONDS``, ``BODY_SECONDS``,
-``SESSION_IDLE_SECONDS``, ``MAX_SESSIONS``), ``ARGUMENTS`` are those of ``lionmem mcp``.
+``SESSION_IDLE_SECONDS``, ``MAX_SESSIONS``, ``STOP_GRACE``), ``ARGUMENTS`` are those of
+``lionmem mcp``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,18 @@ import sys
 from lionmem.cli import main
 from lionmem.mcp import _http
 
-LIMITS = {"HEAD_SECONDS", "BODY_SECONDS", "SESSION_IDLE_SECONDS", "MAX_SESSIONS"}
+LIMITS = {"HEAD_SECONDS", "BODY_SECONDS", "SESSION_IDLE_SECONDS", "MAX_SESSIONS", "STOP_GRACE"}
 
-if __name__ == "__main__":
-    split = sys.argv.index("--")
-    for setting in sys.argv[1:split]:
+
+def run(arguments: list[str]) -> int:
+    """Set the limits ``arguments`` give before ``--``, then run ``lionmem mcp`` with the rest."""
+    split = arguments.index("--")
+    for setting in arguments[:split]:
         name, _, value = setting.partition("=")
         assert name in LIMITS, f"not a limit of lionmem.mcp._http: {name}"
         setattr(_http, name, int(value) if name == "MAX_SESSIONS" else float(value))
-    raise SystemExit(main(["mcp", *sys.argv[split + 1 :]]))
+    return main(["mcp", *arguments[split + 1 :]])
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(sys.argv[1:]))

@@ -71,22 +71,25 @@ def error_text(result: types.CallToolResult) -> str:
 
 @contextmanager
 def http_server(
-    db: Path, *arguments: str, limits: dict[str, float] | None = None
+    db: Path, *arguments: str, limits: dict[str, float] | None = None, held: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Run ``lionmem mcp --http 127.0.0.1:0`` (or the address in ``arguments``); yield its URL.
 
     ``limits``: HTTP limits of ``lionmem.mcp._http`` (``HEAD_SECONDS``...) set in the server, in
-    place of its own. The URL comes from the line the server writes to stderr once it listens.
+    place of its own. ``held``: the gate directory of ``tests.mcp.held_writes``, whose every
+    write waits there. The URL comes from the line the server writes to stderr once it listens.
     The process is terminated (SIGTERM) at the end unless the test stopped it already.
     """
     if "--http" not in arguments:
         arguments = ("--http", "127.0.0.1:0", *arguments)
     command = server_command("--db", str(db), *arguments)
     environment = None
-    if limits is not None:
-        settings = [f"{name}={value}" for name, value in limits.items()]
-        command = [sys.executable, "-m", "tests.mcp.short_deadlines", *settings, "--"]
-        command += ["--db", str(db), *arguments]
+    if limits is not None or held is not None:
+        settings = [f"{name}={value}" for name, value in (limits or {}).items()]
+        launcher = (
+            ["tests.mcp.short_deadlines"] if held is None else ["tests.mcp.held_writes", str(held)]
+        )
+        command = [sys.executable, "-m", *launcher, *settings, "--", "--db", str(db), *arguments]
         environment = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         command,

@@ -66,10 +66,9 @@ def _answer(connection: socket.socket) -> tuple[bytes, bytes]:
     return head.split(b"\r\n", 1)[0], body
 
 
-def _result(stream: bytes) -> dict[str, object]:
-    """The result of the one JSON-RPC answer an event stream carries."""
-    data = next(line for line in stream.decode().splitlines() if line.startswith("data: "))
-    result: dict[str, object] = json.loads(data[len("data: ") :])["result"]
+def _result(body: bytes) -> dict[str, object]:
+    """The result of the JSON-RPC answer a response body is."""
+    result: dict[str, object] = json.loads(body)["result"]
     return result
 
 

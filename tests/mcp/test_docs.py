@@ -11,6 +11,7 @@ from lionmem.mcp._bounds import (
     MAX_NESTING,
     MIN_REQUEST_BYTES,
     OMITTED_ENTRY,
+    RETRIEVE_NESTING,
     SEARCH_FRAME,
     SEARCH_NESTING,
 )
@@ -68,13 +69,14 @@ def test_the_answer_to_an_odd_id_on_the_page_is_the_code_s() -> None:
 def test_the_nesting_limit_on_the_page_is_the_code_s() -> None:
     """The deepest item memory_store takes, the parser's depth and the levels around an item."""
     assert f"more than {MAX_NESTING - SEARCH_NESTING}\nlevels deep" in PAGE
-    assert f"reads {MAX_NESTING} levels" in PAGE
+    assert f"reads {MAX_NESTING} levels of arrays and objects around a value" in PAGE
     assert SEARCH_NESTING == 4
-    assert "puts an item four levels down" in PAGE
+    assert "puts an item\nfour levels down" in PAGE
+    assert f"so {MAX_NESTING - RETRIEVE_NESTING}\nlevels at most" in PAGE
 
 
 def test_the_stop_grace_on_the_page_is_the_code_s() -> None:
-    assert f"still running {STOP_GRACE} seconds after SIGINT or SIGTERM" in PAGE
+    assert f"Requests still running {STOP_GRACE} seconds after the signal" in PAGE
 
 
 def test_the_thread_and_error_bounds_on_the_page_are_the_code_s() -> None:

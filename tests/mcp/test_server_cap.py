@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
 from pydantic_core import to_json
 
@@ -22,7 +24,7 @@ from lionmem.mcp._bounds import (
     min_response_bytes,
 )
 from lionmem.mcp._documents import tool_documents
-from tests.mcp.support import REPO, RawServer, initialize_request
+from tests.mcp.support import REPO, RawServer, http_server, initialize_request
 
 SMALLEST = min_response_bytes()
 
@@ -95,3 +97,47 @@ def test_at_the_smallest_cap_the_fixed_answers_fit_on_the_wire(tmp_path: Path) -
         assert status == 0
     finally:
         server.kill()
+
+
+UNKNOWN_METHOD = "\x01" * 500_000
+"""A method no server has, of 500,000 characters, each written in six bytes of JSON."""
+
+
+def _method_not_found(request_id: int) -> dict[str, Any]:
+    """The answer to a request of ``UNKNOWN_METHOD``: the method named cut, as a tool is."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": -32601,
+            "message": "Method not found",
+            "data": "\x01" * 300 + "… (500000 characters in all)",
+        },
+    }
+
+
+def test_an_unknown_method_of_megabytes_is_named_cut_over_stdio(tmp_path: Path) -> None:
+    server = RawServer(tmp_path / "memory.db", "--max-limit", "0", "--max-bytes", str(SMALLEST))
+    try:
+        server.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": UNKNOWN_METHOD}).encode())
+        answer = server.stdout.readline()
+        assert json.loads(answer) == _method_not_found(2)
+        assert len(answer.rstrip(b"\n")) <= SMALLEST
+        server.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert server.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        status, _, _ = server.finish()
+        assert status == 0
+    finally:
+        server.kill()
+
+
+def test_an_unknown_method_of_megabytes_is_named_cut_over_http(tmp_path: Path) -> None:
+    arguments = ("--max-limit", "0", "--max-bytes", str(SMALLEST))
+    with http_server(tmp_path / "memory.db", *arguments) as (url, _), httpx2.Client() as http:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = http.post(url, json=initialize_request(1), headers=accept, timeout=30)
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        request = {"jsonrpc": "2.0", "id": 2, "method": UNKNOWN_METHOD}
+        response = http.post(url, json=request, headers=session, timeout=60)
+        assert response.json() == _method_not_found(2)
+        assert len(response.content) <= SMALLEST

@@ -486,10 +486,10 @@ def test_the_reserves_bound_what_they_reserve_for() -> None:
     assert cost(entry) <= OMITTED_ENTRY
 
 
-def _nested(levels: int) -> Any:
-    """A JSON value that is ``levels`` lists deep."""
-    value: Any = []
-    for _ in range(levels - 1):
+def _nested(levels: int, innermost: Any = 1) -> Any:
+    """A JSON value: ``levels`` lists around ``innermost``."""
+    value = innermost
+    for _ in range(levels):
         value = [value]
     return value
 
@@ -506,37 +506,55 @@ def _search_message(structured: dict[str, Any]) -> bytes:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("content", _nested(197)), ("metadata", {"deep": _nested(196)})],
+    [
+        ("content", _nested(196)),
+        ("content", _nested(195, [])),
+        ("metadata", {"deep": _nested(195)}),
+    ],
 )
 async def test_an_item_too_deep_for_a_search_result_is_not_stored(field: str, value: Any) -> None:
     """memory_store refuses an item whose search result the SDK client could not parse.
 
-    The SDK reads JSON at most 201 levels deep; a search result puts an item 4 levels down.
+    The SDK reads JSON 200 levels of arrays and objects deep around a value; a search result
+    puts an item 4 levels down. An empty innermost list counts as a level.
     """
     store = InMemoryStore()
     tools = MemoryTools(store)
     text = error(await tools.call("memory_store", {field: value}))
     assert text == (
-        "the item nests 198 levels deep (arrays and objects, the item itself included); at most "
-        "197 can be sent back in a search result, which MCP clients read at most 201 levels deep"
+        "the item nests 197 levels deep (arrays and objects, the item itself included); at most "
+        "196 can be sent back in a search result, which MCP clients read at most 200 levels deep"
     )
     assert await store.search(MemoryQuery()) == []
-    # The item refused would indeed make the whole search unreadable to the SDK's client.
-    item = MemoryItem.model_validate({field: value}).model_dump(mode="json")
+
+
+def test_an_item_one_level_too_deep_makes_a_search_result_unreadable() -> None:
+    """The bound is the parser's: one level more around a value and the client cannot read it."""
+    item = MemoryItem(content=_nested(196)).model_dump(mode="json")
     message = _search_message({"items": [item], "limit": 20, "omitted": []})
     with pytest.raises(ValueError, match="recursion limit exceeded"):
         jsonrpc_message_adapter.validate_json(message)
 
 
-async def test_the_deepest_item_stored_comes_back_in_a_search_the_client_can_read() -> None:
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("content", _nested(195)),
+        ("content", _nested(194, [])),
+        ("metadata", {"deep": _nested(194)}),
+    ],
+)
+async def test_the_deepest_item_stored_comes_back_in_a_search_the_client_can_read(
+    field: str, value: Any
+) -> None:
     store = InMemoryStore()
     tools = MemoryTools(store)
-    stored = ok(await tools.call("memory_store", {"content": _nested(196)}))
+    stored = ok(await tools.call("memory_store", {field: value}))
     found = ok(await tools.call("memory_search", {}))
     assert [item["id"] for item in found["items"]] == [stored["id"]]
     parsed = jsonrpc_message_adapter.validate_json(_search_message(found))
     assert isinstance(parsed, JSONRPCResponse)
-    assert parsed.result["structuredContent"]["items"][0]["content"] == _nested(196)
+    assert parsed.result["structuredContent"]["items"][0][field] == value
 
 
 async def test_items_stored_directly_too_deep_are_omitted_and_refused_by_retrieve() -> None:
@@ -544,9 +562,9 @@ async def test_items_stored_directly_too_deep_are_omitted_and_refused_by_retriev
     a search lists it in ``omitted`` and retrieve says why it cannot send it."""
     store = InMemoryStore()
     tools = MemoryTools(store)
-    fits = MemoryItem(content=_nested(196))
-    search_only = MemoryItem(content=_nested(197))  # 198 with the item: too deep for a search
-    neither = MemoryItem(content=_nested(198))
+    fits = MemoryItem(content=_nested(195))
+    search_only = MemoryItem(content=_nested(196))  # 197 with the item: too deep for a search
+    neither = MemoryItem(content=_nested(197))
     for item in (fits, search_only, neither):
         await store.store(item)
     found = ok(await tools.call("memory_search", {}))
@@ -554,10 +572,10 @@ async def test_items_stored_directly_too_deep_are_omitted_and_refused_by_retriev
     assert [entry["id"] for entry in found["omitted"]] == [str(search_only.id), str(neither.id)]
     assert jsonrpc_message_adapter.validate_json(_search_message(found))
     retrieved = ok(await tools.call("memory_retrieve", {"id": str(search_only.id)}))
-    assert retrieved["item"]["content"] == _nested(197)
+    assert retrieved["item"]["content"] == _nested(196)
     assert jsonrpc_message_adapter.validate_json(_search_message(retrieved))  # one level less
     assert error(await tools.call("memory_retrieve", {"id": str(neither.id)})) == (
-        f"item {neither.id} nests 199 levels deep (arrays and objects, the item itself "
-        "included); at most 198 can be sent back in a response, which MCP clients read at "
-        "most 201 levels deep"
+        f"item {neither.id} nests 198 levels deep (arrays and objects, the item itself "
+        "included); at most 197 can be sent back in a response, which MCP clients read at "
+        "most 200 levels deep"
     )

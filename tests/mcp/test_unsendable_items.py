@@ -13,7 +13,7 @@ from uuid import UUID
 import pytest
 from mcp import Client
 
-from lionmem import InMemoryStore, MemoryItem
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.mcp import MemoryTools, create_server
 from lionmem.mcp._bounds import result_size
 from tests.mcp.support import structured
@@ -116,3 +116,48 @@ async def test_an_sdk_client_reads_the_search_and_its_output_schema_holds() -> N
         {"id": str(UUID(int=3)), "bytes": None},
     ]
     assert retrieved.is_error is True
+
+
+SURROGATE = (
+    "Error serializing to JSON: UnicodeEncodeError: 'utf-8' codec can't encode character "
+    "'\\ud800' in position 1: surrogates not allowed"
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"content": "a\ud800b"}, SURROGATE),
+        ({"content": "x", "tags": ["a\ud800"]}, SURROGATE),
+        ({"content": "x", "metadata": {"k": "a\ud800"}}, SURROGATE),
+        ({"content": object()}, "Unable to serialize unknown type: <class 'object'>"),
+    ],
+)
+async def test_memory_store_in_process_refuses_what_json_cannot_carry(
+    arguments: dict[str, Any], problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A caller in process may pass values no JSON request holds: refused, named, not logged."""
+    store = InMemoryStore()
+    result = await MemoryTools(store).call("memory_store", arguments)
+    assert (result.is_error, result.text) == (
+        True,
+        f"invalid arguments for memory_store: {problem}",
+    )
+    assert await store.search(MemoryQuery()) == []
+    assert caplog.records == []
+
+
+async def test_an_item_stored_directly_with_a_tag_json_cannot_carry_is_left_out() -> None:
+    store = InMemoryStore()
+    await store.store(GOOD)
+    bad = MemoryItem(id=UUID(int=2), created_at=2.0, content="bad", tags=["a\ud800"])
+    await store.store(bad)
+    tools = MemoryTools(store)
+    found = await tools.call("memory_search", {})
+    assert found.structured == {
+        "items": [GOOD.model_dump(mode="json")],
+        "limit": 20,
+        "omitted": [{"id": str(bad.id), "bytes": None}],
+    }
+    retrieved = await tools.call("memory_retrieve", {"id": str(bad.id)})
+    assert retrieved.text == f"item {bad.id} cannot be sent as JSON unchanged: {SURROGATE}"

@@ -1,0 +1,139 @@
+"""A stop signal over HTTP: a request running at the signal is finished and answered within the
+grace, and one still running after it is cancelled unanswered, its write not done.
+
+The server runs as a subprocess whose store holds every write at a gate (``tests.mcp.held_writes``),
+so the test knows the write is running when the signal is sent, and lets it go when it chooses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from lionmem import MemoryQuery, SQLiteMemoryStore
+from tests.mcp.support import call_request, http_server, initialize_request, port_of
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+MODERN = "2026-07-28"
+ITEM_ID = "0b9f3a52-6c1e-4c8a-9d55-2f1e7a3b4c5d"
+STORE = call_request(2, "memory_store", {"id": ITEM_ID, "content": "held at the stop"})
+
+
+def _legacy(url: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The store request and the headers of a session of the 2025-11-25 protocol."""
+    opened = httpx2.post(url, json=initialize_request(1), headers=ACCEPT, timeout=30)
+    session = {**ACCEPT, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(url, json=initialized, headers=session, timeout=30).status_code == 202
+    return STORE, {**session, "MCP-Protocol-Version": "2025-11-25"}
+
+
+def _modern(_url: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The store request and the headers of the 2026-07-28 protocol, which has no session."""
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    request = {**STORE, "params": {**STORE["params"], "_meta": envelope}}
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
+    return request, {**ACCEPT, **headers, "Mcp-Name": "memory_store"}
+
+
+PROTOCOLS: dict[str, Callable[[str], tuple[dict[str, Any], dict[str, str]]]] = {
+    "legacy": _legacy,
+    "modern": _modern,
+}
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "the server did not get there in 30 s"
+        time.sleep(0.01)
+
+
+def _listening(url: str) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port_of(url)), timeout=5).close()
+    except ConnectionRefusedError:
+        return False
+    return True
+
+
+def _stop_during_a_write(
+    url: str, process: subprocess.Popen[str], gate: Path, protocol: str
+) -> tuple[threading.Thread, list[httpx2.Response | Exception]]:
+    """Send a write, SIGTERM once it is held, wait until the server stops listening; return
+    the thread waiting for the answer and where the answer (or the failure) goes."""
+    request, headers = PROTOCOLS[protocol](url)
+    answers: list[httpx2.Response | Exception] = []
+
+    def send() -> None:
+        try:
+            answers.append(httpx2.post(url, json=request, headers=headers, timeout=60))
+        except httpx2.HTTPError as exc:
+            answers.append(exc)
+
+    waiting = threading.Thread(target=send)
+    waiting.start()
+    _wait_for((gate / "held").exists)
+    process.send_signal(signal.SIGTERM)
+    _wait_for(lambda: not _listening(url))
+    return waiting, answers
+
+
+async def _ids(db: Path) -> list[str]:
+    async with SQLiteMemoryStore(db) as store:
+        return [str(item.id) for item in await store.search(MemoryQuery())]
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_write_running_at_sigterm_is_finished_and_acknowledged(
+    protocol: str, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    db = tmp_path / "memory.db"
+    with http_server(db, held=gate) as (url, process):
+        waiting, answers = _stop_during_a_write(url, process, gate, protocol)
+        waiting.join(timeout=2)
+        assert answers == []  # not answered while the write is held, stop or not
+        (gate / "released").touch()
+        waiting.join()
+        (answer,) = answers
+        assert isinstance(answer, httpx2.Response)
+        assert answer.status_code == 200
+        assert answer.headers["content-type"] == "application/json"
+        answered = answer.json()
+        assert answered["id"] == 2
+        assert answered["result"]["structuredContent"] == {"id": ITEM_ID}
+        assert answered["result"]["isError"] is False
+        assert process.wait(timeout=30) == 0
+    assert asyncio.run(_ids(db)) == [ITEM_ID]
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_write_still_running_after_the_grace_is_cancelled_unanswered_and_not_done(
+    protocol: str, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    db = tmp_path / "memory.db"
+    with http_server(db, limits={"STOP_GRACE": 1}, held=gate) as (url, process):
+        waiting, answers = _stop_during_a_write(url, process, gate, protocol)
+        waiting.join()
+        assert process.wait(timeout=30) == 0
+        (answer,) = answers  # HTTP's, no JSON-RPC answer
+        assert isinstance(answer, httpx2.Response)
+        assert (answer.status_code, answer.text) == (500, "Internal Server Error")
+    assert asyncio.run(_ids(db)) == []
