@@ -3,8 +3,9 @@
 ``MODULE:FACTORY`` names something importable that gives a ``MemoryAdapterHarness``: a callable
 (class or function, sync or async) called with no arguments, or a harness object itself. The
 suite runs, the report is printed as a table, and with ``--json`` also written as JSON. Exit
-status: 0 when no case failed, 1 when one did, 2 when the harness could not be loaded (its
-module or factory raised, or gave no harness) or an option is out of range.
+status: 0 when no case failed, 1 when one did or the harness's ``close()`` failed, 2 when the
+harness could not be loaded (its module or factory raised, or gave no harness) or an option is
+out of range.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def register(commands: Any) -> None:
         help="run the ADR-0093 adapter conformance suite against a harness",
         description=(
             "Run lionmem's adapter conformance suite against the harness that MODULE:FACTORY "
-            "gives, print the report and exit 1 when a case failed."
+            "gives, print the report and exit 1 when a case or the harness's close() failed."
         ),
     )
     parser.add_argument(
@@ -51,7 +52,10 @@ def register(commands: Any) -> None:
         "--timeout",
         type=case_timeout,
         metavar="SECONDS",
-        help="seconds one case may take before it fails as hung (default 300; 0: no limit)",
+        help=(
+            "seconds one case (or the harness's close()) may take before it fails as hung "
+            "(default 300; 0: no limit)"
+        ),
     )
     parser.add_argument(
         "--case",

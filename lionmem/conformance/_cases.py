@@ -355,7 +355,7 @@ async def _dropped_fields_accepted(ctx: CaseContext) -> str | None:
     values = {"created_at": FIXED_CREATED_AT, "metadata": {"origin": "conformance"}}
     item = ctx.item(**{name: values[name] for name in sorted(dropped)})
     try:
-        await ctx.store.store(item)
+        await ctx.write(item)
     except Exception as exc:
         msg = (
             f"manifest claims {ctx.claim('dropped_item_fields')} (stored without them), but "

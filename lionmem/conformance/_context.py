@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from lionmem.protocol import ExternalMemoryStore
     from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["Case", "CaseContext", "CaseFailed", "CaseNotApplicable"]
+__all__ = ["Case", "CaseContext", "CaseFailed", "CaseNotApplicable", "checked_manifest"]
 
 
 class CaseFailed(Exception):
@@ -47,6 +47,36 @@ def _claim_value(value: Any) -> str:
     if isinstance(value, frozenset):
         return repr(sorted(value))
     return repr(value)
+
+
+def checked_manifest(
+    store: object, expected: MemoryAdapterManifest | None = None
+) -> MemoryAdapterManifest:
+    """Return ``store.manifest``; fail unless it is a real manifest, equal to ``expected`` if given.
+
+    ``expected`` is the manifest the suite checks (the report records it): a store of the same
+    harness that shows another one would make the report claim what no case checked.
+    """
+    manifest = getattr(store, "manifest", None)
+    if not isinstance(manifest, MemoryAdapterManifest):
+        msg = (
+            f"{type(store).__name__}.manifest is {type(manifest).__name__}, not a "
+            "MemoryAdapterManifest (ADR-0093 D1)"
+        )
+        raise CaseFailed(msg)
+    if expected is not None and manifest != expected:
+        changes = [
+            f"{name} {_claim_value(getattr(expected, name))} -> {_claim_value(getattr(manifest, name))}"
+            for name in MemoryAdapterManifest.model_fields
+            if getattr(manifest, name) != getattr(expected, name)
+        ]
+        msg = (
+            "the harness made a store whose manifest differs from the one the suite checks (the "
+            f"first store's, recorded in the report): {'; '.join(changes)}; every store of one "
+            "harness must show the same manifest (ADR-0093 D1: the manifest is stable)"
+        )
+        raise CaseFailed(msg)
+    return manifest
 
 
 class CaseContext:
@@ -83,15 +113,27 @@ class CaseContext:
         return MemoryItem(**fields)
 
     async def new_store(self) -> ExternalMemoryStore:
-        """Return another store from the harness (the reference-search profile uses one per example)."""
+        """Return another store from the harness (the reference-search profile uses one per example).
+
+        Its manifest must be the case's: a store showing another one fails the case.
+        """
         store = await self.harness.make_store()
+        checked_manifest(store, self.manifest)
         self.store = store
         return store
+
+    async def write(self, item: MemoryItem) -> UUID:
+        """Hand the store a deep copy of ``item`` and return what ``store()`` returns.
+
+        Whatever the store does to the object it is handed, the item the case compares results
+        with, and the suite's constants that item may share values with, stay as they were.
+        """
+        return await self.store.store(item.model_copy(deep=True))
 
     async def store_item(self, item: MemoryItem) -> UUID:
         """Store ``item``; any exception fails the case, naming the call."""
         try:
-            return await self.store.store(item)
+            return await self.write(item)
         except Exception as exc:
             msg = f"store() of an ordinary item raised {type(exc).__name__}: {exc}"
             raise CaseFailed(msg) from exc
@@ -103,7 +145,7 @@ class CaseContext:
         case storing such a value accepts the refusal and checks only a value the store took.
         """
         try:
-            await self.store.store(item)
+            await self.write(item)
         except MemoryAdapterError:
             return False
         except Exception as exc:
@@ -145,7 +187,7 @@ class CaseContext:
         return result
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        """Search; an exception, a non-list or a non-MemoryItem hit fails the case."""
+        """Search; an exception, a non-list, a non-MemoryItem hit or a repeated hit fails the case."""
         try:
             results: object = await self.store.search(query)
         except Exception as exc:
@@ -164,6 +206,15 @@ class CaseContext:
                     "(typed search): every result is a MemoryItem, no native object escapes"
                 )
                 raise CaseFailed(msg)
+        seen: set[UUID] = set()
+        for hit in results:
+            if hit.id in seen:
+                msg = (
+                    f"search({_query_text(query)}) returned the item {hit.id} more than once; "
+                    "a search returns each stored item at most once"
+                )
+                raise CaseFailed(msg)
+            seen.add(hit.id)
         return results
 
     async def search_ids(self, query: MemoryQuery) -> list[UUID]:

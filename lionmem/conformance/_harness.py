@@ -24,6 +24,8 @@ class MemoryAdapterHarness(Protocol):
     The adapter itself needs none of these controls. The suite calls ``reset`` before every case,
     ``make_store`` once per case (once per example in the reference-search profile), and
     ``close`` when it is done: once at the end of ``run()``, and after every case under pytest.
+    Every store ``make_store`` returns must show the same manifest. ``close`` is bounded by the
+    case timeout; one that raises or does not finish in time is reported as a failure.
     """
 
     async def make_store(self) -> ExternalMemoryStore:

@@ -37,7 +37,7 @@ class CaseResult(BaseModel):
 
 
 class ConformanceReport(BaseModel):
-    """Every case's verdict for one adapter; ``ok`` is true when no case failed."""
+    """Every case's verdict for one adapter; ``ok`` is true when no case failed and the harness closed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -49,6 +49,9 @@ class ConformanceReport(BaseModel):
     examples: int
     """Random examples of the reference-search profile."""
     results: tuple[CaseResult, ...]
+    close_failure: str | None = None
+    """Why the harness's ``close()`` at the end of the run failed (it raised or did not finish
+    within the case timeout); ``None`` when it closed."""
 
     @field_serializer("manifest", when_used="json")
     def _sorted_manifest(self, manifest: MemoryAdapterManifest | None) -> dict[str, Any] | None:
@@ -63,8 +66,8 @@ class ConformanceReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """True when no case failed (not-applicable cases do not count against the adapter)."""
-        return not self.failed
+        """True when no case failed and the harness closed (not-applicable cases do not count)."""
+        return not self.failed and self.close_failure is None
 
     @property
     def passed(self) -> tuple[CaseResult, ...]:
@@ -89,14 +92,21 @@ class ConformanceReport(BaseModel):
         raise KeyError(case)
 
     def summary(self) -> str:
-        """Return the one-line count, e.g. ``"24 passed, 0 failed, 2 not applicable"``."""
+        """Return the one-line count, e.g. ``"24 passed, 0 failed, 2 not applicable"``.
+
+        When the harness's ``close()`` failed, ``"; the harness's close() failed"`` follows.
+        """
         return (
             f"{len(self.passed)} passed, {len(self.failed)} failed, "
             f"{len(self.not_applicable)} not applicable"
+            + ("; the harness's close() failed" if self.close_failure is not None else "")
         )
 
     def format_table(self, *, width: int = 100) -> str:
-        """Return the report as a plain-text table: one line per case, reasons indented below."""
+        """Return the report as a plain-text table: one line per case, reasons indented below.
+
+        A failed ``close()`` of the harness has a line of its own after the cases.
+        """
         name = repr(self.adapter) if self.adapter is not None else "(no valid manifest)"
         lines = [
             f"lionmem conformance: adapter {name}, seed {self.seed}, "
@@ -108,14 +118,19 @@ class ConformanceReport(BaseModel):
             label = _LABELS[result.status]
             lines.append(f"  {label:<7} {result.case:<{case_width}}  {result.row}")
             if result.reason and result.status != "passed":
-                lines.extend(
-                    textwrap.wrap(
-                        result.reason,
-                        width=width,
-                        initial_indent=" " * 10,
-                        subsequent_indent=" " * 10,
-                        break_on_hyphens=False,
-                    )
-                )
+                lines.extend(_indented(result.reason, width))
+        if self.close_failure is not None:
+            lines.append(f"  {_LABELS['failed']:<7} harness close()")
+            lines.extend(_indented(self.close_failure, width))
         lines.extend(["", self.summary()])
         return "\n".join(lines)
+
+
+def _indented(reason: str, width: int) -> list[str]:
+    return textwrap.wrap(
+        reason,
+        width=width,
+        initial_indent=" " * 10,
+        subsequent_indent=" " * 10,
+        break_on_hyphens=False,
+    )

@@ -6,22 +6,35 @@ import asyncio
 from collections.abc import Iterable
 
 from lionmem.conformance._cases import CASES, case_named
-from lionmem.conformance._context import Case, CaseContext, CaseFailed, CaseNotApplicable
+from lionmem.conformance._context import (
+    Case,
+    CaseContext,
+    CaseFailed,
+    CaseNotApplicable,
+    checked_manifest,
+)
 from lionmem.conformance._harness import MemoryAdapterHarness
 from lionmem.conformance._report import CaseResult, CaseStatus, ConformanceReport
 from lionmem.protocol import ExternalMemoryStore
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 
-__all__ = ["CASE_TIMEOUT", "DEFAULT_SEED", "REFERENCE_EXAMPLES", "run", "run_case"]
+__all__ = [
+    "CASE_TIMEOUT",
+    "DEFAULT_SEED",
+    "REFERENCE_EXAMPLES",
+    "close_harness",
+    "run",
+    "run_case",
+]
 
 DEFAULT_SEED = 20260709
 """Seed of the randomised cases when none is given: every run checks the same examples."""
 REFERENCE_EXAMPLES = 200
 """Random examples of the reference-search profile (each: one store, five queries)."""
 CASE_TIMEOUT = 300.0
-"""Seconds one case may take before it fails as hung. The reference-search profile is the longest
-case (about 200 resets, up to 2,000 writes and 1,000 searches): a networked adapter may need more,
-or ``None`` for no limit."""
+"""Seconds one case (or the harness's close()) may take before it fails as hung. The
+reference-search profile is the longest case (about 200 resets, up to 2,000 writes and 1,000
+searches): a networked adapter may need more, or ``None`` for no limit."""
 
 
 def _check_harness(harness: object) -> None:
@@ -41,37 +54,41 @@ def _check_harness(harness: object) -> None:
         raise TypeError(msg)
 
 
-async def _open(harness: MemoryAdapterHarness) -> tuple[ExternalMemoryStore, MemoryAdapterManifest]:
-    """Reset the harness and return a fresh store with its manifest (which must be a real one)."""
+async def _open(
+    harness: MemoryAdapterHarness, expected: MemoryAdapterManifest | None = None
+) -> tuple[ExternalMemoryStore, MemoryAdapterManifest]:
+    """Reset the harness and return a fresh store with its manifest (a real one, ``expected`` if given)."""
     await harness.reset()
     store = await harness.make_store()
-    manifest = getattr(store, "manifest", None)
-    if not isinstance(manifest, MemoryAdapterManifest):
-        msg = (
-            f"{type(store).__name__}.manifest is {type(manifest).__name__}, not a "
-            "MemoryAdapterManifest (ADR-0093 D1)"
-        )
-        raise CaseFailed(msg)
-    return store, manifest
+    return store, checked_manifest(store, expected)
 
 
 async def _execute(
-    case: Case, harness: MemoryAdapterHarness, *, seed: int, examples: int
+    case: Case,
+    harness: MemoryAdapterHarness,
+    manifest: MemoryAdapterManifest | None,
+    *,
+    seed: int,
+    examples: int,
 ) -> str | None:
-    store, manifest = await _open(harness)
+    store, manifest = await _open(harness, manifest)
     context = CaseContext(case, harness, store, manifest, seed=seed, examples=examples)
     return await case.check(context)
 
 
-async def run_case(
+async def run_case(  # noqa: PLR0913 - the harness, the case and four keyword-only options
     harness: MemoryAdapterHarness,
     case: Case | str,
     *,
     seed: int = DEFAULT_SEED,
     examples: int = REFERENCE_EXAMPLES,
     timeout: float | None = CASE_TIMEOUT,
+    manifest: MemoryAdapterManifest | None = None,
 ) -> CaseResult:
-    """Reset the harness and run one case; never raises for the adapter's behaviour."""
+    """Reset the harness and run one case; never raises for the adapter's behaviour.
+
+    With ``manifest`` (the one a report records), a store showing another manifest fails the case.
+    """
     chosen = case_named(case) if isinstance(case, str) else case
 
     def result(status: CaseStatus, reason: str | None) -> CaseResult:
@@ -79,7 +96,7 @@ async def run_case(
 
     try:
         async with asyncio.timeout(timeout) as deadline:
-            detail = await _execute(chosen, harness, seed=seed, examples=examples)
+            detail = await _execute(chosen, harness, manifest, seed=seed, examples=examples)
     except CaseNotApplicable as exc:
         return result("not_applicable", str(exc))
     except CaseFailed as exc:
@@ -91,6 +108,20 @@ async def run_case(
     except Exception as exc:
         return result("failed", f"unexpected {type(exc).__name__}: {exc}")
     return result("passed", detail)
+
+
+async def close_harness(harness: MemoryAdapterHarness, timeout: float | None) -> str | None:
+    """Close ``harness`` within ``timeout`` seconds; return why that failed, or ``None``."""
+    try:
+        async with asyncio.timeout(timeout) as deadline:
+            await harness.close()
+    except TimeoutError as exc:
+        if deadline.expired():
+            return f"the harness's close() did not finish within {timeout} s"
+        return f"the harness's close() raised TimeoutError: {exc}"
+    except Exception as exc:
+        return f"the harness's close() raised {type(exc).__name__}: {exc}"
+    return None
 
 
 def _select(cases: Iterable[str] | None) -> tuple[Case, ...]:
@@ -110,8 +141,11 @@ async def run(
     """Run the conformance suite (every case, or the named ones) and return the typed report.
 
     The harness is reset before every case and closed once at the end, also when a case or the
-    harness itself raises. Cases whose preconditions the manifest or harness does not provide are
-    reported as not applicable, with the reason. ``seed`` fixes the randomised cases.
+    harness itself raises; a ``close()`` that raises or outlasts ``timeout`` is reported in
+    ``close_failure`` and makes the report not ok. The report records the manifest of the
+    harness's first store; every case's store must show the same one, or the case fails. Cases
+    whose preconditions the manifest or harness does not provide are reported as not applicable,
+    with the reason. ``seed`` fixes the randomised cases.
     """
     _check_harness(harness)
     selected = _select(cases)
@@ -122,15 +156,18 @@ async def run(
         except Exception:
             manifest = None  # every case then fails with its own account of what went wrong
         results = [
-            await run_case(harness, case, seed=seed, examples=examples, timeout=timeout)
+            await run_case(
+                harness, case, seed=seed, examples=examples, timeout=timeout, manifest=manifest
+            )
             for case in selected
         ]
     finally:
-        await harness.close()
+        close_failure = await close_harness(harness, timeout)
     return ConformanceReport(
         adapter=manifest.adapter if manifest is not None else None,
         manifest=manifest,
         seed=seed,
         examples=examples,
         results=tuple(results),
+        close_failure=close_failure,
     )

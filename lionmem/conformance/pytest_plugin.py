@@ -51,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--lionmem-timeout",
         type=case_timeout,
         default=None,
-        help="seconds one conformance case may take (default: 300; 0: no limit)",
+        help="seconds a conformance case, or the harness's close(), may take (default: 300; 0: no limit)",
     )
 
 
@@ -62,12 +62,19 @@ async def _run_one(
     examples: int,
     timeout: float | None = None,
 ) -> CaseResult:
-    from lionmem.conformance._runner import run_case
+    """Run ``case`` and close the harness within ``timeout``; a failed close fails the result."""
+    from lionmem.conformance._runner import close_harness, run_case
 
     try:
-        return await run_case(harness, case, seed=seed, examples=examples, timeout=timeout)
+        result = await run_case(harness, case, seed=seed, examples=examples, timeout=timeout)
     finally:
-        await harness.close()
+        close_failure = await close_harness(harness, timeout)
+    if close_failure is None:
+        return result
+    reason = (
+        f"{result.reason}; then {close_failure}" if result.status == "failed" else close_failure
+    )
+    return result.model_copy(update={"status": "failed", "reason": reason})
 
 
 def _check(case: str, harness: Any, config: pytest.Config) -> None:

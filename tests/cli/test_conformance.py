@@ -49,6 +49,16 @@ FACTORIES = """
     async def _exit():
         raise SystemExit(0)
 
+    class CloseRaises(FakeHarness):
+        async def close(self):
+            raise RuntimeError("close failed")
+
+    class CloseHangs(FakeHarness):
+        async def close(self):
+            import asyncio
+
+            await asyncio.Event().wait()
+
     class ExitsInATask(FakeHarness):
         async def reset(self):
             import asyncio
@@ -142,6 +152,44 @@ def test_timeout_option_bounds_each_case(
         ["conformance", f"{factories}:Hanging", "--timeout", "0.05", "--case", "protocols"]
     )
     assert (status, "the case did not finish within 0.05 s" in capsys.readouterr().out) == (1, True)
+
+
+def test_close_that_raises_is_reported_with_the_table_and_json(
+    factories: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harness whose close() raises: the table and the JSON report say so, and the exit is 1."""
+    target = tmp_path / "report.json"
+    status = main(
+        ["conformance", f"{factories}:CloseRaises", "--case", "protocols", "--json", str(target)]
+    )
+    lines = capsys.readouterr().out.splitlines()
+    report = ConformanceReport.model_validate_json(target.read_text(encoding="utf-8"))
+    assert (status, lines[-5:], report.close_failure) == (
+        1,
+        [
+            "  FAILED  harness close()",
+            "          the harness's close() raised RuntimeError: close failed",
+            "",
+            "1 passed, 0 failed, 0 not applicable; the harness's close() failed",
+            f"report written to {target}",
+        ],
+        "the harness's close() raised RuntimeError: close failed",
+    )
+
+
+def test_timeout_option_bounds_close(factories: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--timeout bounds the harness's close() too: one that hangs is reported, the exit is 1."""
+    status = main(
+        ["conformance", f"{factories}:CloseHangs", "--timeout", "0.05", "--case", "protocols"]
+    )
+    assert (status, capsys.readouterr().out.splitlines()[-3:]) == (
+        1,
+        [
+            "          the harness's close() did not finish within 0.05 s",
+            "",
+            "1 passed, 0 failed, 0 not applicable; the harness's close() failed",
+        ],
+    )
 
 
 @pytest.mark.parametrize(

@@ -91,6 +91,24 @@ class _HangingHarness(FakeHarness):
         await asyncio.Event().wait()
 
 
+class _CloseRaisesHarness(FakeHarness):
+    """A fake harness whose close() raises."""
+
+    async def close(self) -> None:
+        msg = "close failed"
+        raise RuntimeError(msg)
+
+
+class _CloseHangsHarness(FakeHarness):
+    """A fake harness whose close() never returns."""
+
+    async def close(self) -> None:
+        await asyncio.Event().wait()
+
+
+CLOSE_RAISED = "the harness's close() raised RuntimeError: close failed"
+
+
 @pytest.fixture(scope="module")
 def honest_report() -> ConformanceReport:
     return asyncio.run(run(FakeHarness()))
@@ -183,6 +201,46 @@ def test_run_reports_an_unexpected_error_as_a_failure() -> None:
     """A harness error becomes a failed case naming the exception, not a crash."""
     report = asyncio.run(run(_BrokenHarness(), cases=["protocols"]))
     assert report.result("protocols").reason == "unexpected RuntimeError: no namespace"
+
+
+def test_close_that_raises_is_reported_not_raised() -> None:
+    """A close() that raises leaves the verdicts and makes the report not ok, saying why."""
+    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    assert (report.result("protocols").status, report.close_failure, report.ok) == (
+        "passed",
+        CLOSE_RAISED,
+        False,
+    )
+
+
+def test_close_that_hangs_fails_at_the_deadline() -> None:
+    """close() is bounded by the case timeout; one that does not finish is reported."""
+    report = asyncio.run(run(_CloseHangsHarness(), cases=["protocols"], timeout=0.05))
+    assert (report.close_failure, report.ok) == (
+        "the harness's close() did not finish within 0.05 s",
+        False,
+    )
+
+
+def test_table_shows_a_failed_close() -> None:
+    """The table has a line for the failed close(), its reason below, and says so in the counts."""
+    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    assert report.format_table().splitlines()[-4:] == [
+        "  FAILED  harness close()",
+        f"          {CLOSE_RAISED}",
+        "",
+        "1 passed, 0 failed, 0 not applicable; the harness's close() failed",
+    ]
+
+
+def test_json_report_holds_a_failed_close() -> None:
+    """The JSON report carries close_failure and loads back equal."""
+    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    dumped = report.model_dump_json()
+    assert (
+        json.loads(dumped)["close_failure"],
+        ConformanceReport.model_validate_json(dumped) == report,
+    ) == (CLOSE_RAISED, True)
 
 
 def test_store_without_manifest_fails_every_case() -> None:

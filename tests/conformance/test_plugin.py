@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from lionmem.conformance import CASES
-from lionmem.conformance.fake import FakeHarness
+from lionmem.conformance import CASES, run_case
+from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
 from lionmem.conformance.pytest_plugin import SUITE_CLASS, _run_one
 
 
@@ -36,6 +36,54 @@ def test_plugin_runs_each_case_and_closes_the_harness() -> None:
     harness = FakeHarness()
     result = asyncio.run(_run_one(harness, "protocols", 0, 5))
     assert (result.status, harness.closed) == ("passed", True)
+
+
+class _CloseRaisesHarness(FakeHarness):
+    """A fake harness whose close() raises."""
+
+    async def close(self) -> None:
+        msg = "close failed"
+        raise RuntimeError(msg)
+
+
+class _CloseHangsHarness(FakeHarness):
+    """A fake harness whose close() never returns."""
+
+    async def close(self) -> None:
+        await asyncio.Event().wait()
+
+
+def test_close_that_raises_fails_the_case() -> None:
+    """A close() that raises after a passing case fails it, naming the error."""
+    result = asyncio.run(_run_one(_CloseRaisesHarness(), "protocols", 0, 5))
+    assert (result.status, result.reason) == (
+        "failed",
+        "the harness's close() raised RuntimeError: close failed",
+    )
+
+
+def test_close_that_hangs_fails_the_case_at_the_deadline() -> None:
+    """close() is bounded by the case timeout."""
+    result = asyncio.run(_run_one(_CloseHangsHarness(), "protocols", 0, 5, 0.05))
+    assert (result.status, result.reason) == (
+        "failed",
+        "the harness's close() did not finish within 0.05 s",
+    )
+
+
+def test_failed_close_after_a_failed_case_keeps_both_reasons() -> None:
+    """A failed case keeps its reason, and the failed close() follows it."""
+    late, claims = FakeBehaviour(eventual_search=True), declared_manifest()
+    alone = asyncio.run(
+        run_case(FakeHarness(late, manifest=claims), "search_visibility", seed=0, examples=5)
+    )
+    harness = _CloseRaisesHarness(late, manifest=claims)
+    result = asyncio.run(_run_one(harness, "search_visibility", 0, 5))
+    assert (alone.status, result.status, result.reason) == (
+        "failed",
+        "failed",
+        f"{alone.reason}; then the harness's close() raised RuntimeError: close failed",
+    )
 
 
 def _pytest(folder: Path, source: str, *options: str) -> subprocess.CompletedProcess[str]:
