@@ -389,10 +389,11 @@ def http_app(
     check_request_cap(max_request_bytes)
     origins = normal_origins(allowed_origins)
     # The guard checks Host and Origin itself: the SDK's check ties one to the other. Each
-    # request is answered with one JSON body, not an event stream: on SIGINT or SIGTERM,
-    # sse-starlette ends every event stream at once, the answers of requests still running
-    # with it, while uvicorn waits up to STOP_GRACE for a JSON answer. (The server sends
-    # nothing but answers, so an event stream would carry nothing more.)
+    # POST of the session protocol is answered with one JSON body, not an event stream: on
+    # SIGINT or SIGTERM, sse-starlette ends every event stream at once, the answers of requests
+    # still running with it, while uvicorn waits up to STOP_GRACE for a JSON answer. (The
+    # server sends nothing but answers; the sessionless protocol answers with JSON either way,
+    # and then, as the session protocol always did, runs a request whose client left to its end.)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         json_response=True,

@@ -137,3 +137,33 @@ def test_a_write_still_running_after_the_grace_is_cancelled_unanswered_and_not_d
         assert isinstance(answer, httpx2.Response)
         assert (answer.status_code, answer.text) == (500, "Internal Server Error")
     assert asyncio.run(_ids(db)) == []
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_write_whose_client_left_runs_to_its_end(protocol: str, tmp_path: Path) -> None:
+    """A request that has arrived whole runs to its end when its client goes away: the write is
+    done, unanswered (a client that gave up looks for the item before storing it again)."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    db = tmp_path / "memory.db"
+    with http_server(db, held=gate) as (url, process):
+        request, headers = PROTOCOLS[protocol](url)
+        outcomes: list[object] = []
+
+        def send() -> None:
+            with httpx2.Client() as client:  # closed, with its connection, once it gave up
+                try:
+                    outcomes.append(client.post(url, json=request, headers=headers, timeout=1))
+                except httpx2.TimeoutException as exc:
+                    outcomes.append(exc)
+
+        sent = threading.Thread(target=send)
+        sent.start()
+        _wait_for((gate / "held").exists)
+        sent.join()
+        (gave_up,) = outcomes
+        assert isinstance(gave_up, httpx2.TimeoutException)
+        (gate / "released").touch()
+        _wait_for(lambda: asyncio.run(_ids(db)) == [ITEM_ID])
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
