@@ -146,9 +146,10 @@ async def _main(args: argparse.Namespace) -> int:
     except SystemExit as stop:  # not a pass: the suite did not finish
         msg = f"the harness raised SystemExit({stop.code!r}) while the suite ran; no report"
         raise CommandError(msg) from None
+    if args.json is not None:  # first: a table that cannot be printed loses no report
+        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     say(report.format_table())
     if args.json is not None:
-        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         say(f"report written to {args.json}")
     return 0 if report.ok else 1
 

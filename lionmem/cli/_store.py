@@ -161,7 +161,7 @@ def select_store(target: str, *, namespace: str | None = None, create: bool = Tr
     """
     if is_postgres(target):
         return _postgres(target, namespace)
-    if _ADDRESS.match(target):
+    if _ADDRESS.match(target) and not target.startswith("file:"):  # a SQLite URI: _sqlite says
         msg = (
             f"--db {describe_target(target)} reads as an address lionmem does not take: give "
             "a postgresql:// (or postgres://) address, nothing before it, or a SQLite file path"

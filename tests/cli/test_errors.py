@@ -321,6 +321,26 @@ def test_a_full_disk_under_the_report_of_a_write_says_the_write_was_done(tmp_pat
     assert lionmem("count", "--db", "m.db", cwd=tmp_path).stdout == "2\n"
 
 
+def test_a_full_disk_under_the_conformance_table_keeps_the_json_report(tmp_path: Path) -> None:
+    """``conformance --json`` writes its report before the table, so a table that cannot be
+    printed loses no report."""
+    result = _run_into(
+        Path("/dev/full"),
+        "conformance",
+        "lionmem.conformance.fake:FakeHarness",
+        "--case",
+        "limit_zero_without_io",
+        "--json",
+        "r.json",
+        cwd=tmp_path,
+    )
+    assert one_line_error(result, "") == "lionmem conformance: No space left on device"
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert [(r["case"], r["status"]) for r in report["results"]] == [
+        ("limit_zero_without_io", "passed")
+    ]
+
+
 @pytest.mark.parametrize("command", [["search", "--limit", "3000"], ["export"]])
 def test_a_non_blocking_standard_output_is_waited_for(sample_db: Path, command: list[str]) -> None:
     """A pipe its reader made non-blocking, read late: the command waits while it is full and

@@ -286,6 +286,15 @@ def test_a_db_that_reads_as_a_sqlite_uri_is_one_line(
     assert (tmp_path / "file:u.db").read_bytes() == before
 
 
+def test_a_sqlite_uri_with_slashes_is_refused_as_a_uri(tmp_path: Path) -> None:
+    """``file:///path`` reads as a SQLite URI too, not as an address of another kind."""
+    result = lionmem("count", "--db", "file:///tmp/u.db", cwd=tmp_path)
+    assert one_line_error(result, "") == (
+        "lionmem count: --db file:///tmp/u.db reads as a SQLite URI, which lionmem does not "
+        "take; a file of that name is ./file:///tmp/u.db"
+    )
+
+
 def test_a_file_named_like_a_uri_is_reached_through_its_relative_path(tmp_path: Path) -> None:
     """``./file:u.db`` names the file ``file:u.db`` in the working directory."""
     added = lionmem("add", "hi", "--db", "./file:u.db", cwd=tmp_path)
