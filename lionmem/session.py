@@ -77,6 +77,9 @@ class Branch(Element):
     @property
     def memory(self) -> MemoryStore:
         """This branch's store: the one it was given or claimed, else a new ``InMemoryStore`` kept from then on."""
+        memory = self._memory
+        if memory is not None:
+            return memory
         with _CLAIMS:
             if self._memory is None:
                 self._memory = InMemoryStore()
@@ -143,6 +146,9 @@ class Session(Element):
     @property
     def memory(self) -> MemoryStore:
         """This session's store: the one it was given, else a new ``InMemoryStore`` kept from then on."""
+        memory = self._memory
+        if memory is not None:
+            return memory
         with _CLAIMS:
             if self._memory is None:
                 self._memory = InMemoryStore()

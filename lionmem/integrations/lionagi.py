@@ -219,8 +219,8 @@ class LionagiMemoryStore:
             try:
                 item_id = UUID(item_id)  # any form uuid.UUID() parses, as lionagi's store reads it
             except (TypeError, ValueError, AttributeError):  # not a string, or not a UUID in it
-                # The store is still asked (for any id; the answer is not used), so that a
-                # closed store raises as it does for an id.
+                # The store is still asked (for any id; the answer is not used; one more
+                # round trip for a non-id), so that a closed store raises as it does for an id.
                 await self._store.retrieve(_ANY_ID)
                 return None
         found = await self._store.retrieve(item_id)
