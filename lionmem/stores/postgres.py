@@ -169,6 +169,8 @@ def _translate(
         or state.startswith(_UNAVAILABLE_STATES + _RETRY_STATES)
     ):
         reason = str(exc) or (timed_out if isinstance(exc, TimeoutError) else type(exc).__name__)
+        if type(exc) is asyncpg.exceptions.InternalClientError:  # see _lost
+            reason = f"the server ended the connection (asyncpg: {reason})"
         return MemoryAdapterUnavailable(f"PostgreSQL at {where} is unavailable: {reason}")
     return MemoryAdapterError(f"PostgreSQL at {where} failed: {exc}")
 

@@ -1003,6 +1003,28 @@ async def test_a_lost_connection_without_a_message_is_named_by_its_type(
         assert await store.count() == 0  # the next call works
 
 
+async def test_a_delete_refused_by_a_connection_the_server_ended_says_so(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that took the server's farewell refuses the next statement with asyncpg's
+    own state error; delete (not run again) names the ended connection, not concurrent use."""
+    state = "cannot switch to state 11; another operation (2) is in progress"
+
+    async def refuse(self: asyncpg.Connection, query: str, *args: object) -> object:
+        raise asyncpg.exceptions.InternalClientError(state)
+
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        monkeypatch.setattr(asyncpg.Connection, "fetchval", refuse)
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
+            await store.delete(uuid4())
+        assert str(caught.value) == (
+            "PostgreSQL at the configured DSN is unavailable: the server ended the connection "
+            f"(asyncpg: {state})"
+        )
+        monkeypatch.undo()
+        assert await store.delete(uuid4()) is False  # the next call works
+
+
 async def test_a_connection_the_server_ended_while_idle_is_replaced(postgres_dsn: str) -> None:
     """The server ending a pooled connection while it is idle (pg_terminate_backend, as
     idle_session_timeout or an administrator does) is a lost connection: whatever the
