@@ -52,6 +52,18 @@ def _checked_memory(memory: object, owner: str) -> MemoryStore | None:
     return memory
 
 
+def _store_of(owner: Branch | Session) -> MemoryStore:
+    """``owner``'s store, a new ``InMemoryStore`` kept from then on if it has none yet (one only,
+    however many threads ask at once)."""
+    memory = owner._memory
+    if memory is not None:
+        return memory
+    with _CLAIMS:
+        if owner._memory is None:
+            owner._memory = InMemoryStore()
+        return owner._memory
+
+
 class Branch(Element):
     """A conversation branch as the memory seam sees it: an Element that owns one memory store.
 
@@ -77,13 +89,7 @@ class Branch(Element):
     @property
     def memory(self) -> MemoryStore:
         """This branch's store: the one it was given or claimed, else a new ``InMemoryStore`` kept from then on."""
-        memory = self._memory
-        if memory is not None:
-            return memory
-        with _CLAIMS:
-            if self._memory is None:
-                self._memory = InMemoryStore()
-            return self._memory
+        return _store_of(self)
 
     @field_serializer("user")
     def _serialize_user(self, value: UUID | str | None) -> str | None:
@@ -146,13 +152,7 @@ class Session(Element):
     @property
     def memory(self) -> MemoryStore:
         """This session's store: the one it was given, else a new ``InMemoryStore`` kept from then on."""
-        memory = self._memory
-        if memory is not None:
-            return memory
-        with _CLAIMS:
-            if self._memory is None:
-                self._memory = InMemoryStore()
-            return self._memory
+        return _store_of(self)
 
     def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
         """Take in one branch or an iterable of them; nothing changes if one is owned by another session.

@@ -91,7 +91,7 @@ class _HangingHarness(FakeHarness):
         await asyncio.Event().wait()
 
 
-class _CloseRaisesHarness(FakeHarness):
+class CloseRaisesHarness(FakeHarness):
     """A fake harness whose close() raises."""
 
     async def close(self) -> None:
@@ -99,7 +99,7 @@ class _CloseRaisesHarness(FakeHarness):
         raise RuntimeError(msg)
 
 
-class _CloseHangsHarness(FakeHarness):
+class CloseHangsHarness(FakeHarness):
     """A fake harness whose close() never returns."""
 
     async def close(self) -> None:
@@ -205,7 +205,7 @@ def test_run_reports_an_unexpected_error_as_a_failure() -> None:
 
 def test_close_that_raises_is_reported_not_raised() -> None:
     """A close() that raises leaves the verdicts and makes the report not ok, saying why."""
-    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    report = asyncio.run(run(CloseRaisesHarness(), cases=["protocols"]))
     assert (report.result("protocols").status, report.close_failure, report.ok) == (
         "passed",
         CLOSE_RAISED,
@@ -215,7 +215,7 @@ def test_close_that_raises_is_reported_not_raised() -> None:
 
 def test_close_that_hangs_fails_at_the_deadline() -> None:
     """close() is bounded by the case timeout; one that does not finish is reported."""
-    report = asyncio.run(run(_CloseHangsHarness(), cases=["protocols"], timeout=0.05))
+    report = asyncio.run(run(CloseHangsHarness(), cases=["protocols"], timeout=0.05))
     assert (report.close_failure, report.ok) == (
         "the harness's close() did not finish within 0.05 s",
         False,
@@ -224,7 +224,7 @@ def test_close_that_hangs_fails_at_the_deadline() -> None:
 
 def test_table_shows_a_failed_close() -> None:
     """The table has a line for the failed close(), its reason below, and says so in the counts."""
-    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    report = asyncio.run(run(CloseRaisesHarness(), cases=["protocols"]))
     assert report.format_table().splitlines()[-4:] == [
         "  FAILED  harness close()",
         f"          {CLOSE_RAISED}",
@@ -235,7 +235,7 @@ def test_table_shows_a_failed_close() -> None:
 
 def test_json_report_holds_a_failed_close() -> None:
     """The JSON report carries close_failure and loads back equal."""
-    report = asyncio.run(run(_CloseRaisesHarness(), cases=["protocols"]))
+    report = asyncio.run(run(CloseRaisesHarness(), cases=["protocols"]))
     dumped = report.model_dump_json()
     assert (
         json.loads(dumped)["close_failure"],

@@ -19,6 +19,7 @@ import pytest
 from lionmem.conformance import CASES, run_case
 from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
 from lionmem.conformance.pytest_plugin import SUITE_CLASS, _run_one
+from tests.conformance.test_conformance import CloseHangsHarness, CloseRaisesHarness
 
 
 @pytest.fixture
@@ -38,24 +39,9 @@ def test_plugin_runs_each_case_and_closes_the_harness() -> None:
     assert (result.status, harness.closed) == ("passed", True)
 
 
-class _CloseRaisesHarness(FakeHarness):
-    """A fake harness whose close() raises."""
-
-    async def close(self) -> None:
-        msg = "close failed"
-        raise RuntimeError(msg)
-
-
-class _CloseHangsHarness(FakeHarness):
-    """A fake harness whose close() never returns."""
-
-    async def close(self) -> None:
-        await asyncio.Event().wait()
-
-
 def test_close_that_raises_fails_the_case() -> None:
     """A close() that raises after a passing case fails it, naming the error."""
-    result = asyncio.run(_run_one(_CloseRaisesHarness(), "protocols", 0, 5))
+    result = asyncio.run(_run_one(CloseRaisesHarness(), "protocols", 0, 5))
     assert (result.status, result.reason) == (
         "failed",
         "the harness's close() raised RuntimeError: close failed",
@@ -64,7 +50,7 @@ def test_close_that_raises_fails_the_case() -> None:
 
 def test_close_that_hangs_fails_the_case_at_the_deadline() -> None:
     """close() is bounded by the case timeout."""
-    result = asyncio.run(_run_one(_CloseHangsHarness(), "protocols", 0, 5, 0.05))
+    result = asyncio.run(_run_one(CloseHangsHarness(), "protocols", 0, 5, 0.05))
     assert (result.status, result.reason) == (
         "failed",
         "the harness's close() did not finish within 0.05 s",
@@ -77,7 +63,7 @@ def test_failed_close_after_a_failed_case_keeps_both_reasons() -> None:
     alone = asyncio.run(
         run_case(FakeHarness(late, manifest=claims), "search_visibility", seed=0, examples=5)
     )
-    harness = _CloseRaisesHarness(late, manifest=claims)
+    harness = CloseRaisesHarness(late, manifest=claims)
     result = asyncio.run(_run_one(harness, "search_visibility", 0, 5))
     assert (alone.status, result.status, result.reason) == (
         "failed",

@@ -70,23 +70,32 @@ def _listening(url: str) -> bool:
     return True
 
 
-def _stop_during_a_write(
-    url: str, process: subprocess.Popen[str], gate: Path, protocol: str
+def _held_write(
+    url: str, gate: Path, protocol: str, timeout: float = 60
 ) -> tuple[threading.Thread, list[httpx2.Response | Exception]]:
-    """Send a write, SIGTERM once it is held, wait until the server stops listening; return
-    the thread waiting for the answer and where the answer (or the failure) goes."""
+    """Send a write from a thread (its client gives up after ``timeout`` seconds) and wait
+    until the store holds it; return the thread and where the answer (or the failure) goes."""
     request, headers = PROTOCOLS[protocol](url)
     answers: list[httpx2.Response | Exception] = []
 
     def send() -> None:
         try:
-            answers.append(httpx2.post(url, json=request, headers=headers, timeout=60))
+            answers.append(httpx2.post(url, json=request, headers=headers, timeout=timeout))
         except httpx2.HTTPError as exc:
             answers.append(exc)
 
     waiting = threading.Thread(target=send)
     waiting.start()
     _wait_for((gate / "held").exists)
+    return waiting, answers
+
+
+def _stop_during_a_write(
+    url: str, process: subprocess.Popen[str], gate: Path, protocol: str
+) -> tuple[threading.Thread, list[httpx2.Response | Exception]]:
+    """Send a write, SIGTERM once it is held, wait until the server stops listening; return
+    the thread waiting for the answer and where the answer (or the failure) goes."""
+    waiting, answers = _held_write(url, gate, protocol)
     process.send_signal(signal.SIGTERM)
     _wait_for(lambda: not _listening(url))
     return waiting, answers
@@ -147,20 +156,8 @@ def test_a_write_whose_client_left_runs_to_its_end(protocol: str, tmp_path: Path
     gate.mkdir()
     db = tmp_path / "memory.db"
     with http_server(db, held=gate) as (url, process):
-        request, headers = PROTOCOLS[protocol](url)
-        outcomes: list[object] = []
-
-        def send() -> None:
-            with httpx2.Client() as client:  # closed, with its connection, once it gave up
-                try:
-                    outcomes.append(client.post(url, json=request, headers=headers, timeout=1))
-                except httpx2.TimeoutException as exc:
-                    outcomes.append(exc)
-
-        sent = threading.Thread(target=send)
-        sent.start()
-        _wait_for((gate / "held").exists)
-        sent.join()
+        sent, outcomes = _held_write(url, gate, protocol, timeout=1)
+        sent.join()  # the client gave up, and closed its connection
         (gave_up,) = outcomes
         assert isinstance(gave_up, httpx2.TimeoutException)
         (gate / "released").touch()
