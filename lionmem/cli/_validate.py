@@ -7,7 +7,8 @@ Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON pat
 (``$.tags[0]``), in the order the values stand in the document (of a key given twice, the
 last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
-not) or a number too large for a float. The schema is ``--schema`` (default ``memory_item``).
+not), a number too large for a float, a lone surrogate escape or nesting of about 200 levels (which
+pydantic's JSON parser, the one import reads with, refuses). The schema is ``--schema`` (default ``memory_item``).
 Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
 form, as the MCP server and ajv check it), cross-file ``$ref`` resolved: the verdicts of the
 schema vectors. Needs jsonschema (the ``cli`` extra).
@@ -29,6 +30,8 @@ from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from pydantic_core import from_json
 
 from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
@@ -225,6 +228,31 @@ def _loads(document: str) -> tuple[Any, bool, int]:
     return parsed, seen, unread
 
 
+# Where pydantic's JSON parser says it stopped, as "... at line 2 column 8".
+_WHERE = re.compile(r" at line (\d+) column (\d+)$")
+
+
+def _unreadable(document: str) -> tuple[int, str] | None:
+    """Why pydantic's JSON parser (import's and the models') refuses ``document``, which
+    Python's reads, and the line of it where (from 1): nesting, or a lone surrogate escape.
+    ``None`` when it reads it, or refuses it for a number (those are found where they stand)."""
+    try:
+        from_json(document)
+    except ValueError as error:
+        found = _WHERE.search(str(error))
+        if found is None:
+            return None
+        reason = str(error)[: found.start()]
+        if reason == "recursion limit exceeded":
+            reason = "nested too deeply (about 200 levels at most)"
+        elif "hex escape" in reason:  # Python's parser took every escape: one half of a pair
+            reason = "a lone surrogate escape (\\ud800-\\udfff not in a pair)"
+        else:
+            return None
+        return int(found.group(1)), f"not JSON lionmem reads: {reason} at column {found.group(2)}"
+    return None
+
+
 def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
     """Yield the path of every number in ``value`` that is not finite (NaN, an infinity) or
     too long to read (``_Unread``)."""
@@ -400,6 +428,11 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
         except RecursionError:
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
+            continue
+        refused = _unreadable(document)
+        if refused is not None:
+            report.invalid += 1
+            yield f"{name}:{line + refused[0] - 1}: {refused[1]}"
             continue
         try:
             located = _checked(

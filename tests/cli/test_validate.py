@@ -314,9 +314,61 @@ def test_a_document_nested_too_deeply_is_a_problem_on_its_line(tmp_path: Path) -
     assert (result.status, result.stderr) == (1, "")
     assert result.stdout.splitlines() == [
         "deep.jsonl:2: nested too deeply to check",
+        "deep.jsonl:3: not JSON lionmem reads: nested too deeply (about 200 levels at most) "
+        "at column 1230",
         "deep.jsonl:4: $.tags[0]: 1 is not of type 'string'",
-        "deep.jsonl: 4 documents, 2 invalid (memory_item)",
+        "deep.jsonl: 4 documents, 3 invalid (memory_item)",
     ]
+
+
+def nested(levels: int) -> str:
+    """An item whose content is a string inside ``levels`` lists."""
+    return '{"content": ' + "[" * levels + '"x"' + "]" * levels + "}"
+
+
+def test_what_import_cannot_read_is_a_problem_where_it_stands(tmp_path: Path) -> None:
+    """Nesting and lone surrogate escapes that Python's parser reads but import's refuses are
+    problems on their lines; the deepest item import reads is none."""
+    lines = [
+        nested(199),
+        nested(200),
+        '{"content": "a\\ud800b"}',
+        '{"tags": ["ok", "\\udc00"]}',
+        '{"metadata": {"pair \\ud83d\\ude00": 1}}',
+    ]
+    (tmp_path / "odd.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = lionmem("validate", "odd.jsonl", cwd=tmp_path)
+    assert (result.status, result.stderr) == (1, "")
+    assert result.stdout.splitlines() == [
+        "odd.jsonl:2: not JSON lionmem reads: nested too deeply (about 200 levels at most) "
+        "at column 213",
+        "odd.jsonl:3: not JSON lionmem reads: a lone surrogate escape (\\ud800-\\udfff not in "
+        "a pair) at column 21",
+        "odd.jsonl:4: not JSON lionmem reads: a lone surrogate escape (\\ud800-\\udfff not in "
+        "a pair) at column 23",
+        "odd.jsonl: 5 documents, 3 invalid (memory_item)",
+    ]
+    imported = lionmem("import", "odd.jsonl", "--db", "odd.db", "--skip-invalid", cwd=tmp_path)
+    assert imported.status == 1
+    assert [line.split(":")[0:2] for line in imported.stderr.splitlines()] == [
+        ["lionmem import", " line 2"],
+        ["lionmem import", " line 3"],
+        ["lionmem import", " line 4"],
+    ]
+
+
+def test_a_pretty_document_import_cannot_read_is_a_problem_on_its_line(tmp_path: Path) -> None:
+    """The line of the problem in a document written over several lines is the parser's."""
+    (tmp_path / "query.json").write_text('{"text":\n  "\\udc00"}\n', encoding="utf-8")
+    result = lionmem("validate", "--schema", "memory_query", "query.json", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "query.json:2: not JSON lionmem reads: a lone surrogate escape (\\ud800-\\udfff "
+            "not in a pair) at column 9",
+            "query.json: 1 document, 1 invalid (memory_query)",
+        ],
+    )
 
 
 def test_a_byte_order_mark_at_the_start_of_a_file_is_not_a_problem(tmp_path: Path) -> None:
