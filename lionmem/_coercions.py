@@ -66,7 +66,7 @@ def coerce_created_at(value: Any) -> float:
         return _finite(parsed.timestamp())
     try:
         seconds = float(value)
-    except (TypeError, ValueError, OverflowError):
+    except Exception:  # any error of the value's own __float__, as the reference catches
         msg = f"Invalid created_at: {value}"
         raise ValueError(msg) from None
     return _finite(seconds)

@@ -45,7 +45,9 @@ class Pile(Generic[T]):
 
     ``item_type`` is a class or a tuple of classes; items must be instances of one of them or of
     a subclass (``Element`` when omitted). Keys are an Element (its id), a ``UUID`` or any string
-    ``uuid.UUID()`` parses; any other key is simply not found.
+    ``uuid.UUID()`` parses; any other key is simply not found. ``pile[k]`` and ``get`` also take
+    a position (an ``int``, not a ``bool``: ``pile[0]``, ``pile[-1]``), and ``pile[i:j]`` gives a
+    list; ``in`` looks for ids only.
     """
 
     __slots__ = ("_item_type", "_lock", "_state")
@@ -123,7 +125,10 @@ class Pile(Generic[T]):
     def get(self, key: object, default: D) -> T | D: ...
 
     def get(self, key: object, default: Any = None) -> Any:
-        """Return the item with this key, or ``default`` when there is none."""
+        """Return the item with this key (or at this position), or ``default`` when there is none."""
+        if type(key) is int:
+            values = self._state[1]
+            return values[key] if -len(values) <= key < len(values) else default
         wanted = key_of(key)
         if wanted is None:
             return default
@@ -133,9 +138,26 @@ class Pile(Generic[T]):
             return default
         return values[position]
 
-    def __getitem__(self, key: object) -> T:
-        """Return the item with this key; raise ``KeyError`` naming the key when there is none."""
+    @overload
+    def __getitem__(self, key: slice) -> list[T]: ...
+
+    @overload
+    def __getitem__(self, key: UUID | str | int | Element) -> T: ...
+
+    def __getitem__(self, key: object) -> T | list[T]:
+        """Return the item with this key; raise ``KeyError`` naming the key when there is none.
+
+        An ``int`` (not a ``bool``) is a position, as in a list (``IndexError`` when out of
+        range), and a slice gives a list of the items in it.
+        """
         index, values = self._state
+        if isinstance(key, slice):
+            return values[key]
+        if type(key) is int:
+            if not -len(values) <= key < len(values):
+                msg = f"no item at position {key}: the pile holds {len(values)}"
+                raise IndexError(msg)
+            return values[key]
         wanted = key_of(key)
         position = None if wanted is None else index.get(wanted)
         if position is None:

@@ -194,3 +194,24 @@ def test_l2_json_nan_literal_is_rejected() -> None:
     """L2: a NaN literal in a JSON document is rejected, not stored."""
     with pytest.raises(ValidationError, match="finite"):
         MemoryItem.model_validate_json('{"created_at": NaN}')
+
+
+class _FailingFloat:
+    """A value whose ``__float__`` raises an error of its own."""
+
+    def __float__(self) -> float:
+        raise ZeroDivisionError("boom")
+
+    def __repr__(self) -> str:
+        return "FailingFloat()"
+
+
+def test_a_value_whose_float_conversion_fails_is_a_validation_error() -> None:
+    """Whatever a value's ``__float__`` raises becomes a ValidationError on created_at."""
+    with pytest.raises(ValidationError) as exc:
+        MemoryItem(created_at=_FailingFloat())
+    assert only_error(exc) == (
+        ("created_at",),
+        "value_error",
+        "Value error, Invalid created_at: FailingFloat()",
+    )

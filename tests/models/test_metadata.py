@@ -8,6 +8,7 @@ import math
 import os
 import uuid
 from collections import OrderedDict, defaultdict
+from enum import StrEnum
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
@@ -392,3 +393,13 @@ def test_l11_subclass_rejects_its_parent_names(name: str) -> None:
 def test_l11_parent_rejects_the_subclass_name() -> None:
     """MemoryItem rejects a subclass's name: lion_class names the concrete class."""
     assert metadata_error({"lion_class": NOTE_NAME}) == "Value error, Metadata class mismatch."
+
+
+def test_a_string_enum_key_becomes_a_plain_string() -> None:
+    """A key that is a str enum member is kept as the plain string (keys are strings, L1)."""
+
+    class Key(StrEnum):
+        A = "a"
+
+    (key,) = MemoryItem(metadata={Key.A: 1}).metadata
+    assert (type(key), key) == (str, "a")

@@ -145,10 +145,37 @@ def test_get_accepts_uuid_string_and_element_keys(form: Any) -> None:
     assert Pile([a], item_type=MemoryItem).get(form(a)) is a
 
 
-@pytest.mark.parametrize("key", ["garbage", 0, None, 1.5, [1]], ids=repr)
+@pytest.mark.parametrize("key", ["garbage", 2, -3, True, None, 1.5, [1]], ids=repr)
 def test_get_unusable_key_gives_default(key: Any) -> None:
-    """A key that designates no id gives the default, never an error."""
+    """A key that designates no id, or a position out of range, gives the default, never an
+    error; a bool is not a position."""
     assert Pile(items(2), item_type=MemoryItem).get(key, "d") == "d"
+
+
+def test_positions_index_as_in_a_list() -> None:
+    """pile[0], pile[-1] and get(position) give the item there, a slice a list; ``in`` looks
+    for ids only."""
+    a, b, c = items(3)
+    pile = Pile([a, b, c], item_type=MemoryItem)
+    assert (pile[0], pile[1], pile[-1], pile[-3]) == (a, b, c, a)
+    assert (pile.get(0), pile.get(-1)) == (a, c)
+    assert (pile[1:], pile[::-1], pile[5:]) == ([b, c], [c, b, a], [])
+    assert 0 not in pile
+    pile.exclude(b)
+    assert (pile[1], pile[-2]) == (c, a)
+
+
+@pytest.mark.parametrize("key", [3, -4, 10**30], ids=repr)
+def test_a_position_out_of_range_raises_index_error(key: int) -> None:
+    """pile[k] past either end raises IndexError naming the position and the size."""
+    with pytest.raises(IndexError, match=rf"^no item at position {key}: the pile holds 3$"):
+        Pile(items(3), item_type=MemoryItem)[key]
+
+
+def test_a_bool_is_not_a_position() -> None:
+    """pile[True] is a key that designates no id (lionagi reads it as position 1)."""
+    with pytest.raises(KeyError):
+        Pile(items(2), item_type=MemoryItem)[True]
 
 
 def test_getitem_unknown_raises_key_error() -> None:

@@ -100,6 +100,23 @@ def test_branch_user_is_a_uuid_or_a_name() -> None:
     assert Branch(user=str(some_id)).user == some_id
 
 
+def test_branch_user_keeps_an_empty_name() -> None:
+    """user="" stays an empty name, in the model and in its dump (lionagi dumps None)."""
+    branch = Branch(user="")
+    assert (branch.user, branch.model_dump()["user"]) == ("", "")
+
+
+def test_session_branches_index_by_position() -> None:
+    """session.branches[0] is the first branch included, [-1] the last."""
+    first = Branch(name="first")
+    session = Session(branches=[first])
+    last = session.new_branch(name="last")
+    assert (session.branches[0], session.branches[-1]) == (first, last)
+    assert session.branches[1] is session.default_branch
+    with pytest.raises(IndexError, match=r"^no item at position 3: the pile holds 3$"):
+        session.branches[3]
+
+
 def test_branch_dump_writes_user_as_a_string() -> None:
     """model_dump writes a UUID user as its string and has no memory entry."""
     some_id = uuid4()

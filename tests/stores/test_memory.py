@@ -82,6 +82,20 @@ async def test_deepcopy_copies_the_items() -> None:
     assert copied[0] is not a
 
 
+async def test_a_shallow_copy_is_an_independent_store_of_the_same_objects() -> None:
+    """copy.copy gives a store holding the same item objects; writes to either stay its own."""
+    a = MemoryItem(content="a")
+    original = await filled(a)
+    clone = copy.copy(original)
+    await clone.store(MemoryItem(content="b"))
+    await original.store(MemoryItem(content="c"))
+    assert (await clone.search(EVERYTHING))[0] is a
+    assert (await contents(original, EVERYTHING), await contents(clone, EVERYTHING)) == (
+        ["a", "c"],
+        ["a", "b"],
+    )
+
+
 async def test_pickle_round_trip_keeps_the_items() -> None:
     """A pickled and unpickled store holds the same ids and contents, in order, and still works."""
     a, b = MemoryItem(content="a"), MemoryItem(content="b")
@@ -175,6 +189,20 @@ async def test_mutating_metadata_after_store_changes_filter_matches() -> None:
     store = await filled(item)
     item.metadata["k"] = 2
     assert await store.search(MemoryQuery(filters={"k": 2})) == [item]
+
+
+async def test_assigned_metadata_and_tags_are_copies() -> None:
+    """An assigned dict or list is validated into a copy: later changes to the caller's object
+    do not reach the stored item (lionagi keeps the caller's object)."""
+    item = MemoryItem()
+    store = await filled(item)
+    metadata, tags = {"k": 1}, ["a"]
+    item.metadata, item.tags = metadata, tags
+    metadata["k"] = 2
+    tags.append("b")
+    assert (item.metadata, item.tags) == ({"k": 1}, ["a"])
+    assert await store.search(MemoryQuery(filters={"k": 1}, tags=["a"])) == [item]
+    assert await store.search(MemoryQuery(tags=["b"])) == []
 
 
 # ---------------------------------------------------------------- L5 what store() rejects
