@@ -156,8 +156,16 @@ def _primary(exc: sqlite3.Error) -> int:
     return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
 
 
-def _translate(exc: sqlite3.Error, where: str) -> MemoryAdapterError:
+def _translate(exc: sqlite3.Error, where: str, file: str | None = None) -> MemoryAdapterError:
+    """The lionmem error for ``exc``; ``file``: the store's file, named when it cannot be opened."""
     code = _primary(exc)
+    if code == sqlite3.SQLITE_CANTOPEN and file is not None and os.path.isfile(file):
+        msg = (
+            f"SQLite database {where} is unavailable: {exc} (SQLite opens a WAL database, even "
+            "to read it, only where it can create or open its -wal and -shm files beside it: on "
+            "read-only storage, copy the file to a writable directory)"
+        )
+        return MemoryAdapterUnavailable(msg)
     if code in _UNAVAILABLE:
         return MemoryAdapterUnavailable(f"SQLite database {where} is unavailable: {exc}")
     if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
@@ -399,7 +407,7 @@ class SQLiteMemoryStore:
                 if _primary(exc) in _RETRYABLE and attempt < _RETRIES:
                     time.sleep(_BACKOFF[attempt] * (1 + random.random()))
                     continue
-                raise _translate(exc, repr(self._path)) from exc
+                raise _translate(exc, repr(self._path), self._file) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
     def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:

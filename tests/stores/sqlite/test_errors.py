@@ -180,6 +180,30 @@ async def test_unavailable_error_chains_the_sqlite_error(
     assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
 
 
+async def test_a_file_whose_wal_cannot_be_opened_says_what_sqlite_needs(tmp_path: Path) -> None:
+    """A stored file SQLite cannot open because its -wal file cannot be made (here a directory
+    stands in its place, as read-only storage would refuse it) is unavailable, saying why; a
+    missing directory is not given that reason."""
+    path = tmp_path / "memory.db"
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(MemoryItem(content="kept"))
+    (tmp_path / "memory.db-wal").mkdir()
+    with pytest.raises(MemoryAdapterUnavailable) as caught:
+        await SQLiteMemoryStore(path).count()
+    assert str(caught.value) == (
+        f"SQLite database {str(path)!r} is unavailable: unable to open database file (SQLite "
+        "opens a WAL database, even to read it, only where it can create or open its -wal and "
+        "-shm files beside it: on read-only storage, copy the file to a writable directory)"
+    )
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    missing = tmp_path / "no such directory" / "memory.db"
+    with pytest.raises(MemoryAdapterUnavailable) as caught:
+        await SQLiteMemoryStore(missing).count()
+    assert str(caught.value) == (
+        f"SQLite database {str(missing)!r} is unavailable: unable to open database file"
+    )
+
+
 # ---------------------------------------------------------------- interruptions and refusals
 
 
