@@ -99,7 +99,7 @@ async def load_harness(target: str) -> Any:
 
     found = _resolve(target)
     if isinstance(found, MemoryAdapterHarness) and not isinstance(found, type):
-        return found
+        return _checked(target, found)
     if not callable(found):
         msg = f"{target} is neither a harness nor a callable that returns one"
         raise LookupError(msg)
@@ -113,6 +113,17 @@ async def load_harness(target: str) -> Any:
     if not isinstance(harness, MemoryAdapterHarness):
         msg = f"{target}() returned a value of type {type(harness).__name__}, not a MemoryAdapterHarness"
         raise LookupError(msg)
+    return _checked(target, harness)
+
+
+def _checked(target: str, harness: Any) -> Any:
+    """Return ``harness`` if the suite can run it; else raise ``LookupError`` saying why."""
+    from lionmem.conformance._runner import check_harness
+
+    try:
+        check_harness(harness)
+    except TypeError as error:
+        raise LookupError(f"{target}: {error}") from None
     return harness
 
 

@@ -8,6 +8,7 @@ A case never passes silently for lack of a precondition.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -15,7 +16,13 @@ from uuid import UUID, uuid4
 
 from pydantic import ValidationError
 
-from lionmem.conformance._context import Case, CaseContext, CaseFailed, CaseNotApplicable
+from lionmem.conformance._context import (
+    Case,
+    CaseContext,
+    CaseFailed,
+    CaseNotApplicable,
+    query_text,
+)
 from lionmem.conformance._harness import CorruptsResponses, PlantsForeignRecords, RejectsWrites
 from lionmem.conformance._reference import reference_search_profile
 from lionmem.conformance._values import mismatch, same_value, short
@@ -65,6 +72,22 @@ BIG_METADATA = {"big": BIG_INTS}
 """Metadata an adapter may refuse (ADR-0093 D3), written apart from NESTED_METADATA."""
 FIXED_CREATED_AT = 1_000_000_000.123456
 """2001-09-09T01:46:40.123456Z: far from "now", so a defaulted timestamp cannot pass for it."""
+SUB_MICROSECOND_CREATED_AT = 1_000_000_000.1234567
+"""A timestamp with bits below the microsecond, as most ``time.time()`` values have."""
+FLOATS = [0.1, 1 / 3, 1.0, -0.0]
+"""Floats a lossy codec changes: two a float32 or six digits cannot hold, an integral float (not
+an int) and a negative zero (its sign kept)."""
+EXTREMES = [5e-324, 1.7976931348623157e308, 2**63, 2**64 + 1]
+"""The smallest and largest doubles, and integers beyond int64 and uint64."""
+NUMBERS = [*FLOATS, *EXTREMES]
+NUMBER_METADATA = ({"floats": FLOATS}, {"extremes": EXTREMES})
+"""Metadata an adapter may refuse (ADR-0093 D3), each written apart from NESTED_METADATA."""
+DUPLICATE_TAGS = ["a", "a", "", "b"]
+"""Tags with a duplicate and an empty tag: a store keeping tags as a set changes them."""
+DUPLICATED = "tags with a duplicate and an empty tag"
+"""What a store may refuse (ADR-0093 D3) of DUPLICATE_TAGS."""
+UNSORTED_OBJECT = {"b": 1, "a": 2}
+"""An object whose keys are not in sorted order (a store sorting keys, as jsonb does, changes it)."""
 CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
 NESTED_METADATA = {
     "source": "conformance",
@@ -85,10 +108,23 @@ CONTENT_SHAPES: tuple[object, ...] = (
     False,
     None,
     "",
+    "  indented\n",
+    "a\x00b",
+    *NUMBERS,
+    FLOATS,
+    EXTREMES,
 )
 
 
 _CANNOT_KEEP = "a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
+NATIVE_OPTION_KEYS = ("$where", "$or", "min_score")
+"""Filter keys a service may take as native query options; unless declared, they are rejected."""
+FILTER_VALUES: tuple[tuple[object, object], ...] = (("match", "other"), (7, 8), (True, False))
+"""Pairs of filter values: a filter on the first must not select an item holding the second."""
+FILTER_LIMIT = 100
+"""The limit of the filter cases' queries: above every item they store, so no match is cut off."""
+MANY_WRITES = 300
+"""Writes whose every acknowledgement is checked (a few hundred: cheap on every lionmem store)."""
 
 
 def case(name: str, row: str, summary: str) -> Callable[[Check], Check]:
@@ -116,6 +152,27 @@ def _first_difference(got: MemoryItem, stored: MemoryItem, names: tuple[str, ...
         if not same_value(getattr(got, name), getattr(stored, name)):
             return name
     return None
+
+
+def _filter_key(manifest: MemoryAdapterManifest) -> str | None:
+    """Return a filter key the manifest supports ("topic" when it accepts any), or ``None``."""
+    if manifest.supports_any_filter_key:
+        return "topic"
+    return min(manifest.supported_filters, default=None)
+
+
+async def _refusable(ctx: CaseContext, *candidates: tuple[MemoryItem, str]) -> list[MemoryItem]:
+    """Store each ``(item, what)`` unless refused (ADR-0093 D3); return the items the store took."""
+    return [item for item, what in candidates if await ctx.store_unless_refused(item, what)]
+
+
+def _refused_note(
+    candidates: tuple[tuple[MemoryItem, str], ...], kept: list[MemoryItem]
+) -> str | None:
+    """Return which of ``candidates`` were refused, as a pass's detail, or ``None`` if none were."""
+    taken = {item.id for item in kept}
+    refused = [what for item, what in candidates if item.id not in taken]
+    return f"refused (ADR-0093 D3): {'; '.join(refused)}" if refused else None
 
 
 # --- Structural surface ---------------------------------------------------------------------
@@ -157,13 +214,7 @@ async def _manifest_valid_and_stable(ctx: CaseContext) -> str | None:
     await ctx.store_items(item)
     await ctx.retrieve(item.id)
     await ctx.search(MemoryQuery())
-    again = ctx.store.manifest
-    if again != manifest:
-        msg = (
-            "store.manifest changed while the store was used; ADR-0093 D1: the manifest is "
-            f"stable for the adapter instance's lifetime (first {manifest!r}, then {again!r})"
-        )
-        raise CaseFailed(msg)
+    _same_manifest(ctx, "while the store was used")
     return None
 
 
@@ -193,15 +244,20 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
 @case(
     "retrieve_anchors",
     DIRECT,
-    "A stored id is retrievable at once, with id, content and tags exact (text not in NFC exactly or refused).",
+    "A stored id is retrievable at once, with id, content and tags exact (text not in NFC, and "
+    "under full fidelity duplicate and empty tags, exactly or refused).",
 )
 async def _retrieve_anchors(ctx: CaseContext) -> str | None:
     item = ctx.item(content=UNICODE_TEXT, tags=UNICODE_TAGS)
     await ctx.store_item(item)
-    decomposed = ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS)
-    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
+    candidates: tuple[tuple[MemoryItem, str], ...] = (
+        (ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS), DECOMPOSED),
+    )
+    if ctx.manifest.retrieve_fidelity == "full":
+        candidates += ((ctx.item(tags=DUPLICATE_TAGS), DUPLICATED),)
+    kept = await _refusable(ctx, *candidates)
     # No make_search_index_visible(): direct retrieval never waits for the search index.
-    for stored in (item, decomposed) if accepted else (item,):
+    for stored in (item, *kept):
         got = await ctx.retrieve_stored(stored)
         name = _first_difference(got, stored, ("id", "content", "tags"))
         if name is not None:
@@ -209,20 +265,24 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
                 f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
                 f"retrieve() returned {name}={mismatch(getattr(got, name), getattr(stored, name))}; "
                 "ADR-0093 D3: id, content and tags are anchors"
-                + (f", and {_CANNOT_KEEP}" if stored is decomposed else "")
+                + (f", and {_CANNOT_KEEP}" if stored is not item else "")
             )
             raise CaseFailed(msg)
-    return None if accepted else f"{DECOMPOSED} refused (ADR-0093 D3)"
+    return _refused_note(candidates, kept)
 
 
 @case(
     "retrieve_structured_content",
     DIRECT,
-    "Non-text content (objects, arrays, numbers, booleans, null) round-trips exactly or the write is refused.",
+    "Content of every JSON shape (objects, arrays, numbers, booleans, null, spaced text, NUL; key "
+    "order under full fidelity) round-trips exactly or the write is refused.",
 )
 async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
     accepted = 0
-    for content in CONTENT_SHAPES:
+    shapes = CONTENT_SHAPES
+    if ctx.manifest.retrieve_fidelity == "full":
+        shapes += (UNSORTED_OBJECT,)
+    for content in shapes:
         item = ctx.item(content=content)
         if not await ctx.store_unless_refused(item, f"content {short(content)}"):
             continue  # D3: a value the adapter cannot represent is refused before transport.
@@ -234,10 +294,14 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
                 f"{mismatch(got.content, content)}; ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
-    return f"{accepted} of {len(CONTENT_SHAPES)} content shapes accepted, the rest refused"
+    return f"{accepted} of {len(shapes)} content shapes accepted, the rest refused"
 
 
-@case("retrieve_created_at", DIRECT, "A native created_at comes back as the exact float stored.")
+@case(
+    "retrieve_created_at",
+    DIRECT,
+    "A native created_at comes back as the exact float stored (below the microsecond exactly or refused).",
+)
 async def _retrieve_created_at(ctx: CaseContext) -> str | None:
     if "created_at" not in ctx.manifest.native_item_fields:
         msg = "the manifest lists created_at in dropped_item_fields"
@@ -247,14 +311,20 @@ async def _retrieve_created_at(ctx: CaseContext) -> str | None:
         raise CaseNotApplicable(msg)
     item = ctx.item(created_at=FIXED_CREATED_AT)
     await ctx.store_item(item)
-    got = await ctx.retrieve_stored(item)
-    if not same_value(got.created_at, FIXED_CREATED_AT):
-        msg = (
-            f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
-            f"retrieve() returned created_at={got.created_at!r} for stored {FIXED_CREATED_AT!r}"
-        )
-        raise CaseFailed(msg)
-    return None
+    candidates = (
+        (ctx.item(created_at=SUB_MICROSECOND_CREATED_AT), "a created_at below the microsecond"),
+    )
+    kept = await _refusable(ctx, *candidates)
+    for stored in (item, *kept):
+        got = await ctx.retrieve_stored(stored)
+        if not same_value(got.created_at, stored.created_at):
+            msg = (
+                f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
+                f"retrieve() returned created_at={got.created_at!r} for stored {stored.created_at!r}"
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
+            )
+            raise CaseFailed(msg)
+    return _refused_note(candidates, kept)
 
 
 # --- Unknown id -----------------------------------------------------------------------------
@@ -263,19 +333,23 @@ async def _retrieve_created_at(ctx: CaseContext) -> str | None:
 @case(
     "unknown_id_returns_none",
     UNKNOWN,
-    "retrieve() of an id never stored returns None, not a search hit.",
+    "retrieve() of an id never stored (one differing from a stored id in a single bit too) returns None.",
 )
 async def _unknown_id_returns_none(ctx: CaseContext) -> str | None:
     unknown = uuid4()
     # A store whose text mentions the unknown id lures an adapter that "retrieves" by ranked recall.
-    await ctx.store_items(ctx.item(content=f"a note that mentions {unknown}"), ctx.item())
-    got = await ctx.retrieve(unknown)
-    if got is not None:
-        msg = (
-            f"retrieve() of an id that was never stored returned a MemoryItem (id {got.id}); "
-            "ADR-0093 D3: retrieve is identity lookup, an unknown id returns None, never a search result"
-        )
-        raise CaseFailed(msg)
+    stored = ctx.item()
+    await ctx.store_items(ctx.item(content=f"a note that mentions {unknown}"), stored)
+    # Neighbours of a stored id lure an adapter that keys records by half of the UUID.
+    for probe in (unknown, UUID(int=stored.id.int ^ 1), UUID(int=stored.id.int ^ (1 << 127))):
+        got = await ctx.retrieve(probe)
+        if got is not None:
+            msg = (
+                f"retrieve() of an id that was never stored returned a MemoryItem (id {got.id}); "
+                "ADR-0093 D3: retrieve is identity lookup, an unknown id returns None, never a "
+                "search result"
+            )
+            raise CaseFailed(msg)
     return None
 
 
@@ -313,20 +387,20 @@ async def _foreign_record_returns_none(ctx: CaseContext) -> str | None:
     "Every field not listed as dropped survives store and retrieve.",
 )
 async def _no_silent_field_loss(ctx: CaseContext) -> str | None:
-    item = ctx.item(
-        content=UNICODE_TEXT,
-        tags=["kept"],
-        metadata={"origin": "conformance"},
-        created_at=FIXED_CREATED_AT,
-    )
+    item = ctx.item(content=UNICODE_TEXT, tags=["kept"], created_at=FIXED_CREATED_AT)
     await ctx.store_item(item)
     got = await ctx.retrieve_stored(item)
     native = ctx.manifest.native_item_fields
     lost: list[str] = []
     if "created_at" in native and abs(got.created_at - FIXED_CREATED_AT) > CREATED_AT_TOLERANCE:
         lost.append(f"created_at (stored {FIXED_CREATED_AT!r}, got {got.created_at!r})")
-    if "metadata" in native and not got.metadata:
-        lost.append(f"metadata (stored {item.metadata!r}, got {got.metadata!r})")
+    detail = None
+    if "metadata" in native:
+        with_metadata = await _store_some_metadata(ctx)
+        if with_metadata is None:
+            detail = "every metadata value tried was refused (ADR-0093 D3)"
+        elif not (kept := (await ctx.retrieve_stored(with_metadata)).metadata):
+            lost.append(f"metadata (stored {with_metadata.metadata!r}, got {kept!r})")
     if not got.tags:
         lost.append(f"tags (stored {item.tags!r}, got [])")
     if got.content is None:
@@ -339,6 +413,20 @@ async def _no_silent_field_loss(ctx: CaseContext) -> str | None:
             + ". ADR-0093 D3: an unrepresentable field is refused or listed as dropped"
         )
         raise CaseFailed(msg)
+    return detail
+
+
+async def _store_some_metadata(ctx: CaseContext) -> MemoryItem | None:
+    """Store an item with a one-entry metadata the store takes; ``None`` if it refuses them all.
+
+    The entries tried: ``origin``, then a supported filter key (a closed-schema service may keep
+    only those).
+    """
+    keys = ["origin", *sorted(ctx.manifest.supported_filters)[:1]]
+    for key in keys:
+        item = ctx.item(metadata={key: "conformance"})
+        if await ctx.store_unless_refused(item, f"metadata {{{key!r}: 'conformance'}}"):
+            return item
     return None
 
 
@@ -393,19 +481,37 @@ async def _search_returns_memory_items(ctx: CaseContext) -> str | None:
 @case(
     "limit_positive",
     LIMIT,
-    "A positive limit N returns at most N hits (and at least one when items exist).",
+    "A positive limit N returns at most N hits (and at least one when items match), with and "
+    "without text, tags and a supported filter.",
 )
 async def _limit_positive(ctx: CaseContext) -> str | None:
-    await ctx.store_items(*(ctx.item() for _ in range(5)))
-    for limit in (1, 2, 3):
-        hits = await ctx.search(MemoryQuery(limit=limit))
-        if not 1 <= len(hits) <= limit:
-            msg = (
-                f"search(limit={limit}) over 5 stored items returned {len(hits)} hits; "
-                "ADR-0093 D2: a positive limit N returns at most N, and the first page is not empty"
-            )
-            raise CaseFailed(msg)
-    return None
+    queries = [MemoryQuery(), MemoryQuery(text="probe"), MemoryQuery(tags=["t-limit"])]
+    await ctx.store_items(
+        *(ctx.item(content=f"limit probe {n}", tags=["t-limit"]) for n in range(5))
+    )
+    key = _filter_key(ctx.manifest)
+    detail = None
+    if key is not None:
+        candidates = tuple(
+            (ctx.item(metadata={key: "limit"}), f"metadata {{{key!r}: 'limit'}}") for _ in range(5)
+        )
+        if len(await _refusable(ctx, *candidates)) == len(candidates):
+            queries.append(MemoryQuery(filters={key: "limit"}))
+        else:
+            detail = f"metadata {{{key!r}: 'limit'}} refused (ADR-0093 D3): no filtered query"
+        await ctx.harness.make_search_index_visible()
+    for query in queries:
+        for limit in (1, 2, 3):
+            limited = query.model_copy(update={"limit": limit})
+            hits = await ctx.search(limited)
+            if not 1 <= len(hits) <= limit:
+                msg = (
+                    f"search({query_text(limited)}) over 5 matching stored items returned "
+                    f"{len(hits)} hits; ADR-0093 D2: a positive limit N returns at most N, and "
+                    "the first page is not empty"
+                )
+                raise CaseFailed(msg)
+    return detail
 
 
 @case("limit_zero_without_io", LIMIT, "limit=0 returns [] without touching the transport.")
@@ -477,7 +583,8 @@ async def _limit_negative_rejected(ctx: CaseContext) -> str | None:
 @case(
     "empty_query_first_page",
     EMPTY,
-    "An empty query returns the stored items (the first page), not a magic search.",
+    "An empty query returns the stored items (the first page), not a magic search; many "
+    "acknowledged writes are all retrievable (and, under reference semantics, all listed).",
 )
 async def _empty_query_first_page(ctx: CaseContext) -> str | None:
     items = [ctx.item(content=word) for word in ("one", "two", "three")]
@@ -493,7 +600,38 @@ async def _empty_query_first_page(ctx: CaseContext) -> str | None:
                 "limit, it is not translated into a magic search string"
             )
             raise CaseFailed(msg)
+    await _many_writes_kept(ctx, stored)
     return None
+
+
+async def _many_writes_kept(ctx: CaseContext, earlier: set[UUID]) -> None:
+    """Store MANY_WRITES more items; fail unless each is retrievable (and, under reference
+    semantics, unless one large empty query lists them all, with the ``earlier`` ones).
+
+    A service that silently discards writes past a quota is caught here. Only reference
+    semantics promise InMemoryStore's unbounded first page; another backend may cap its page.
+    """
+    items = [ctx.item() for _ in range(MANY_WRITES)]
+    await ctx.store_items(*items)
+    for number, item in enumerate(items, start=1):
+        if await ctx.retrieve(item.id) is None:
+            msg = (
+                f"retrieve() returned None for write {number} of {MANY_WRITES} (after "
+                f"{len(earlier)} earlier ones), whose store() succeeded; ADR-0093 D3: a "
+                "successful store is directly retrievable, otherwise it is not acknowledged"
+            )
+            raise CaseFailed(msg)
+    if ctx.manifest.search_semantics != "reference":
+        return
+    wanted = earlier | {item.id for item in items}
+    got = set(await ctx.search_ids(MemoryQuery(limit=2 * len(wanted))))
+    if got != wanted:
+        msg = (
+            f"manifest claims {ctx.claim('search_semantics')}, but search(limit={2 * len(wanted)}) "
+            f"over {len(wanted)} stored items returned {len(got & wanted)} of them (and "
+            f"{len(got - wanted)} others), where InMemoryStore returns them all"
+        )
+        raise CaseFailed(msg)
 
 
 # --- Unsupported filter ---------------------------------------------------------------------
@@ -508,7 +646,8 @@ def _unsupported_keys(manifest: MemoryAdapterManifest) -> tuple[str, str]:
 @case(
     "unsupported_filter_rejected",
     UNSUPPORTED,
-    "Unsupported filter keys raise UnsupportedMemoryQuery naming all of them, sorted, before any I/O.",
+    "Unsupported filter keys (native query options such as '$where' too) raise "
+    "UnsupportedMemoryQuery naming all of them, sorted, before any I/O.",
 )
 async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
@@ -517,12 +656,20 @@ async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
         raise CaseNotApplicable(msg)
     first, second = _unsupported_keys(manifest)
     filters: dict[str, object] = {first: "x", second: None}
+    supported: dict[str, object] = {}
     if manifest.supported_filters:
-        filters[min(manifest.supported_filters)] = "x"  # a supported key beside them is not named
-    await ctx.store_items(ctx.item(metadata={first: "x"}))
+        supported[min(manifest.supported_filters)] = "x"  # a supported key beside them is not named
+    filters.update(supported)
+    # A lure the filter would select if it were ignored; a store may refuse the key (ADR-0093 D3).
+    await ctx.store_unless_refused(ctx.item(metadata={first: "x"}), f"metadata key {first!r}")
+    await ctx.harness.make_search_index_visible()
     claim = f"manifest claims {ctx.claim('supported_filters')} (every other key is rejected)"
     expected = tuple(sorted((first, second)))
     await _expect_rejection(ctx, MemoryQuery(filters=filters), expected, claim)
+    options = [key for key in NATIVE_OPTION_KEYS if not manifest.supports_filter(key)]
+    if options:
+        native = MemoryQuery(filters={**dict.fromkeys(options, "x"), **supported})
+        await _expect_rejection(ctx, native, tuple(sorted(options)), claim)
     both = tuple(sorted((*expected, "limit")))
     await _expect_rejection(ctx, MemoryQuery(filters=filters, limit=-1), both, claim)
     await ctx.harness.make_transport_unavailable()
@@ -536,7 +683,8 @@ async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
 @case(
     "supported_filter_selects",
     SUPPORTED,
-    "Each supported filter key selects exactly the items whose metadata matches.",
+    "Each supported filter key selects exactly the items whose metadata matches: text, integer and "
+    "boolean values (or the query is refused visibly), and None never selects a value that is set.",
 )
 async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
@@ -547,27 +695,99 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     else:
         msg = "the manifest supports no filter key"
         raise CaseNotApplicable(msg)
-    claim = ctx.claim(
-        "supports_any_filter_key" if manifest.supports_any_filter_key else "supported_filters"
-    )
+    notes: list[str] = []
     for key in keys:
-        match = ctx.item(metadata={key: "match"})
-        other = ctx.item(metadata={key: "other"})
-        bare = ctx.item()
-        await ctx.store_items(match, other, bare)
-        got = await ctx.search_ids(MemoryQuery(filters={key: "match"}))
+        notes.extend(await _filter_selects(ctx, key))
+    checked = [note for note in notes if not note.startswith("refused")]
+    if not checked:
+        msg = (
+            "the adapter refused every metadata value carrying a supported filter key "
+            f"(ADR-0093 D3): {'; '.join(notes)}"
+        )
+        raise CaseNotApplicable(msg)
+    return "; ".join(notes)
+
+
+async def _filter_selects(ctx: CaseContext, key: str) -> list[str]:
+    """Check the filters on ``key`` of FILTER_VALUES and of None; return what was checked or refused."""
+    bare = ctx.item()
+    await ctx.store_item(bare)
+    pairs: list[tuple[MemoryItem, MemoryItem]] = []
+    notes: list[str] = []
+    for wanted, different in FILTER_VALUES:
+        match, other = ctx.item(metadata={key: wanted}), ctx.item(metadata={key: different})
+        what = f"metadata {{{key!r}: {wanted!r}}} or {{{key!r}: {different!r}}}"
+        if len(await _refusable(ctx, (match, what), (other, what))) == 2:  # noqa: PLR2004
+            pairs.append((match, other))
+        else:
+            notes.append(f"refused (ADR-0093 D3): {what}")
+    await ctx.harness.make_search_index_visible()
+    for match, other in pairs:
+        wanted = match.metadata[key]
+        got = await _filtered_ids(ctx, key, wanted, strict=isinstance(wanted, str))
+        if got is None:
+            notes.append(f"{key!r}={wanted!r} refused as a query")
+            continue
         problems = [
             *(["missed the item whose metadata matches"] if match.id not in got else []),
             *(["returned an item whose value differs"] if other.id in got else []),
             *(["returned an item without the key"] if bare.id in got else []),
         ]
-        if problems:
-            msg = (
-                f"manifest claims filter key {key!r} is supported ({claim}), but "
-                f"search(filters={{{key!r}: 'match'}}) " + " and ".join(problems)
-            )
-            raise CaseFailed(msg)
-    return f"keys checked: {', '.join(repr(key) for key in keys)}"
+        _fail_filter(ctx, key, wanted, problems)
+        notes.append(f"{key!r}={wanted!r}")
+    if pairs:
+        notes.append(await _none_filter(ctx, key, bare, [item for pair in pairs for item in pair]))
+    return notes
+
+
+async def _none_filter(
+    ctx: CaseContext, key: str, bare: MemoryItem, valued: list[MemoryItem]
+) -> str:
+    """Check ``filters={key: None}``: never an item whose value is set; under reference
+    semantics (InMemoryStore's ``metadata.get(key) == None``), the item without the key."""
+    got = await _filtered_ids(ctx, key, None, strict=False)
+    if got is None:
+        return f"{key!r}=None refused as a query"
+    problems = [
+        f"returned the item whose value is {item.metadata[key]!r}"
+        for item in valued
+        if item.id in got
+    ]
+    if ctx.manifest.search_semantics == "reference" and bare.id not in got:
+        problems.append("missed the item without the key (InMemoryStore selects it)")
+    _fail_filter(ctx, key, None, problems)
+    return f"{key!r}=None"
+
+
+async def _filtered_ids(
+    ctx: CaseContext, key: str, value: object, *, strict: bool
+) -> list[UUID] | None:
+    """Search with ``filters={key: value}``; ``None`` when a non-``strict`` query is refused visibly.
+
+    A store may refuse, with MemoryAdapterError, a filter value of a type its service cannot
+    compare; what it may not do is ignore the filter and broaden the query.
+    """
+    try:
+        return await ctx.search_ids(MemoryQuery(filters={key: value}, limit=FILTER_LIMIT))
+    except CaseFailed as failure:
+        if not strict and isinstance(failure.__cause__, MemoryAdapterError):
+            return None
+        raise
+
+
+def _fail_filter(ctx: CaseContext, key: str, value: object, problems: list[str]) -> None:
+    """Fail the case when ``problems`` is not empty, quoting the filter claim and the query."""
+    if not problems:
+        return
+    manifest = ctx.manifest
+    claim = ctx.claim(
+        "supports_any_filter_key" if manifest.supports_any_filter_key else "supported_filters"
+    )
+    msg = (
+        f"manifest claims filter key {key!r} is supported ({claim}), but "
+        f"search(filters={{{key!r}: {value!r}}}) " + " and ".join(problems)
+    )
+    raise CaseFailed(msg)
 
 
 # --- Tag projection -------------------------------------------------------------------------
@@ -577,36 +797,46 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     "search_hit_tags",
     TAGS,
     "Search hits carry the stored tags when the manifest says search_returns_tags: as stored "
-    "(order and duplicates kept) unless search_fidelity='lossy' (then as a set, up to NFC).",
+    "(order and duplicates kept) unless search_fidelity='lossy' (then as a set, up to NFC); "
+    "otherwise only tags the item has (omitted, never made up).",
 )
 async def _search_hit_tags(ctx: CaseContext) -> str | None:
-    manifest = ctx.manifest
-    if not manifest.search_returns_tags:
-        msg = "the manifest declares search_returns_tags=False (hits may omit tags)"
-        raise CaseNotApplicable(msg)
     item = ctx.item(tags=[*UNICODE_TAGS, "alpha"])
     await ctx.store_item(item)
-    decomposed = ctx.item(tags=DECOMPOSED_TAGS)
-    accepted = await ctx.store_unless_refused(decomposed, DECOMPOSED)
+    candidates = (
+        (ctx.item(tags=DECOMPOSED_TAGS), DECOMPOSED),
+        (ctx.item(tags=DUPLICATE_TAGS), DUPLICATED),
+    )
+    kept = await _refusable(ctx, *candidates)
     await ctx.harness.make_search_index_visible()
-    lossy = manifest.search_fidelity == "lossy"
-    for stored in (item, decomposed) if accepted else (item,):
+    for stored in (item, *kept):
         hit = await _find_hit(ctx, stored)
-        # Lossy hits may reorder, drop duplicates or normalise to NFC; others return the stored list.
-        same = (
-            _nfc_set(hit.tags) == _nfc_set(stored.tags)
-            if lossy
-            else same_value(hit.tags, stored.tags)
+        problem = _hit_tags_problem(ctx, hit.tags, stored.tags)
+        if problem is not None:
+            raise CaseFailed(problem)
+    return _refused_note(candidates, kept)
+
+
+def _hit_tags_problem(ctx: CaseContext, got: list[str], stored: list[str]) -> str | None:
+    """Say how a hit's tags break the tag claims, or return ``None`` when they keep them."""
+    manifest = ctx.manifest
+    lossy = manifest.search_fidelity == "lossy"
+    if not manifest.search_returns_tags:
+        if _nfc_set(got) <= _nfc_set(stored):
+            return None
+        return (
+            f"manifest claims {ctx.claim('search_returns_tags')} (hits may omit the stored tags), "
+            f"but a search hit carried tags {mismatch(got, stored)}; ADR-0093 D2: search-hit "
+            "tags agree with search_returns_tags (omitted, never made up)"
         )
-        if not same:
-            msg = (
-                f"manifest claims {ctx.claim('search_returns_tags')} with "
-                f"{ctx.claim('search_fidelity')}, but the search hit carried tags "
-                f"{mismatch(hit.tags, stored.tags)}"
-                + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
-            )
-            raise CaseFailed(msg)
-    return None
+    # Lossy hits may reorder, drop duplicates or normalise to NFC; others return the stored list.
+    if (_nfc_set(got) == _nfc_set(stored)) if lossy else same_value(got, stored):
+        return None
+    return (
+        f"manifest claims {ctx.claim('search_returns_tags')} with "
+        f"{ctx.claim('search_fidelity')}, but the search hit carried tags {mismatch(got, stored)}"
+        + ("" if lossy else " (only lossy hits may reorder, drop duplicates or normalise)")
+    )
 
 
 @case(
@@ -652,7 +882,8 @@ async def _find_hit(ctx: CaseContext, item: MemoryItem) -> MemoryItem:
 @case(
     "metadata_round_trip",
     METADATA,
-    "With preserves_metadata, nested metadata comes back exactly on retrieve (big integers exactly or refused).",
+    "With preserves_metadata, nested metadata comes back exactly on retrieve (big integers and "
+    "hard floats exactly or refused).",
 )
 async def _metadata_round_trip(ctx: CaseContext) -> str | None:
     if not ctx.manifest.preserves_metadata:
@@ -660,18 +891,21 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
         raise CaseNotApplicable(msg)
     item = ctx.item(metadata=NESTED_METADATA)
     await ctx.store_item(item)
-    big = ctx.item(metadata=BIG_METADATA)
-    accepted = await ctx.store_unless_refused(big, f"metadata {short(BIG_METADATA)}")
-    for stored in (item, big) if accepted else (item,):
+    candidates = tuple(
+        (ctx.item(metadata=metadata), f"metadata {short(metadata)}")
+        for metadata in (BIG_METADATA, *NUMBER_METADATA)
+    )
+    kept = await _refusable(ctx, *candidates)
+    for stored in (item, *kept):
         got = await ctx.retrieve_stored(stored)
         if not same_value(got.metadata, stored.metadata):
             msg = (
                 f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
                 f"metadata {mismatch(got.metadata, stored.metadata)}"
-                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is big else "")
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
             )
             raise CaseFailed(msg)
-    return None if accepted else f"metadata {short(BIG_METADATA)} refused (ADR-0093 D3)"
+    return _refused_note(candidates, kept)
 
 
 @case(
@@ -695,30 +929,41 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
         and (name != "metadata" or manifest.preserves_metadata)
     )
     item = ctx.item(
-        content={"text": UNICODE_TEXT},
-        tags=["alpha", "Beta", "alpha"],
-        metadata=NESTED_METADATA,
-        created_at=FIXED_CREATED_AT,
+        content=UNICODE_TEXT, tags=["alpha", "Beta", "alpha"], created_at=FIXED_CREATED_AT
     )
     await ctx.store_item(item)
+    nested = ctx.item(metadata=NESTED_METADATA, created_at=FIXED_CREATED_AT)
+    if manifest.preserves_metadata:  # a claim that arbitrary metadata is kept: no refusal
+        await ctx.store_item(nested)
     # Values a store may refuse (ADR-0093 D3), each in a write of its own.
-    refusable = (
-        (ctx.item(metadata=BIG_METADATA), f"metadata {short(BIG_METADATA)}"),
+    candidates = (
+        *([] if manifest.preserves_metadata else [(nested, f"metadata {short(NESTED_METADATA)}")]),
+        (ctx.item(content={"text": UNICODE_TEXT}), "content {'text': ...}"),
+        *(
+            (ctx.item(content=numbers), f"content {short(numbers)}")
+            for numbers in (FLOATS, EXTREMES)
+        ),
+        *(
+            (ctx.item(metadata=metadata), f"metadata {short(metadata)}")
+            for metadata in (BIG_METADATA, *NUMBER_METADATA)
+        ),
         (ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS), DECOMPOSED),
+        (ctx.item(created_at=SUB_MICROSECOND_CREATED_AT), "a created_at below the microsecond"),
     )
-    kept = [other for other, what in refusable if await ctx.store_unless_refused(other, what)]
+    kept = await _refusable(ctx, *candidates)
     await ctx.harness.make_search_index_visible()
-    for stored in (item, *kept):
+    always = [item, nested] if manifest.preserves_metadata else [item]
+    for stored in (*always, *kept):
         hit = await _find_hit(ctx, stored)
         name = _first_difference(hit, stored, names)
         if name is not None:
             msg = (
                 f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
                 f"{name}={mismatch(getattr(hit, name), getattr(stored, name))}"
-                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
+                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored.id != item.id != nested.id else "")
             )
             raise CaseFailed(msg)
-    return None
+    return _refused_note(candidates, kept)
 
 
 # --- Consistency ----------------------------------------------------------------------------
@@ -727,27 +972,68 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
 @case(
     "search_visibility",
     CONSISTENCY,
-    "An immediate adapter finds a write at once; every adapter finds it once the index is visible.",
+    "An immediate adapter finds a write, and a replacement's new values, at once by listing, text, "
+    "tag and a supported filter; every adapter finds them once the index is visible.",
 )
 async def _search_visibility(ctx: CaseContext) -> str | None:
-    item = ctx.item()
-    await ctx.store_item(item)
-    if ctx.manifest.search_consistency == "immediate" and item.id not in await ctx.search_ids(
-        MemoryQuery()
+    key = _filter_key(ctx.manifest)
+    item = _findable(ctx.item().id, "visibility", key)
+    detail = None
+    if key is not None and not await ctx.store_unless_refused(
+        item, f"metadata {short(item.metadata)}"
     ):
-        msg = (
-            f"manifest claims {ctx.claim('search_consistency')}, but search() right after a "
-            "successful store() did not return the item (before make_search_index_visible())"
-        )
-        raise CaseFailed(msg)
+        item = _findable(item.id, "visibility", None)
+        await ctx.store_item(item)
+        detail = f"metadata {{{key!r}: 'visibility'}} refused (ADR-0093 D3)"
+    elif key is None:
+        await ctx.store_item(item)
+    await _expect_found(ctx, item, "visibility")
+    replacement = _findable(item.id, "renamed", key if item.metadata else None)
+    if not await ctx.store_unless_refused(replacement, "a second write of the same id"):
+        return "a second write of the same id refused (ADR-0093 D3: the adapter owns duplicate ids)"
+    await _expect_found(ctx, replacement, "renamed", replaced=item)
+    return detail
+
+
+def _findable(item_id: UUID, word: str, key: str | None) -> MemoryItem:
+    """Return an item with id ``item_id`` whose text, tag and (with ``key``) metadata hold ``word``."""
+    metadata = {} if key is None else {key: word}
+    return MemoryItem(
+        id=item_id, content=f"conformance {word}", tags=[f"t-{word}"], metadata=metadata
+    )
+
+
+async def _expect_found(
+    ctx: CaseContext, item: MemoryItem, word: str, replaced: MemoryItem | None = None
+) -> None:
+    """Fail unless every query for ``item``'s values (``word`` in its text) finds it: at once when
+    immediate, after make_search_index_visible() in any case; the ``replaced`` tags must not then."""
+    queries = [MemoryQuery(), MemoryQuery(text=word), MemoryQuery(tags=item.tags)]
+    if item.metadata:
+        queries.append(MemoryQuery(filters=dict(item.metadata)))
+    what = "a replaced item's new values" if replaced is not None else "a successful store()"
+    if ctx.manifest.search_consistency == "immediate":
+        for query in queries:
+            if item.id not in await ctx.search_ids(query):
+                msg = (
+                    f"manifest claims {ctx.claim('search_consistency')}, but search({query_text(query)}) "
+                    f"right after {what} did not return the item (before make_search_index_visible())"
+                )
+                raise CaseFailed(msg)
     await ctx.harness.make_search_index_visible()
-    if item.id not in await ctx.search_ids(MemoryQuery()):
+    for query in queries:
+        if item.id not in await ctx.search_ids(query):
+            msg = (
+                f"manifest claims {ctx.claim('search_consistency')}, but search({query_text(query)}) "
+                f"did not return {what} even after make_search_index_visible()"
+            )
+            raise CaseFailed(msg)
+    if replaced is not None and item.id in await ctx.search_ids(MemoryQuery(tags=replaced.tags)):
         msg = (
-            f"manifest claims {ctx.claim('search_consistency')}, but search() did not return a "
-            "stored item even after make_search_index_visible()"
+            f"search(tags={replaced.tags!r}) still returned an item whose write replaced those tags "
+            f"with {item.tags!r} ({ctx.claim('search_consistency')}); the index kept a stale entry"
         )
         raise CaseFailed(msg)
-    return None
 
 
 # --- Transport outage -----------------------------------------------------------------------
@@ -756,17 +1042,73 @@ async def _search_visibility(ctx: CaseContext) -> str | None:
 @case(
     "transport_outage",
     OUTAGE,
-    "With the transport down, store, retrieve and search raise MemoryAdapterUnavailable.",
+    "With the transport down, store, retrieve and every kind of search raise "
+    "MemoryAdapterUnavailable, also as a new store's first call; the manifest stays the same.",
 )
 async def _transport_outage(ctx: CaseContext) -> str | None:
-    await _every_call_raises(
-        ctx,
-        ctx.harness.make_transport_unavailable,
-        MemoryAdapterUnavailable,
+    claim = (
         "ADR-0093 D4: with the transport down every explicit call raises "
-        "MemoryAdapterUnavailable (no None/[]/UUID fallback)",
+        "MemoryAdapterUnavailable (no None/[]/UUID fallback)"
     )
+    kept = await _every_call_raises(
+        ctx, ctx.harness.make_transport_unavailable, MemoryAdapterUnavailable, claim
+    )
+    # D4: transport creation failure raises from the first explicit call that requires it.
+    broken: list[str] = []
+    for label, call in _calls(ctx, kept):
+        await ctx.new_store()
+        problem = await _raises(call, MemoryAdapterUnavailable)
+        if problem is not None:
+            broken.append(f"{label} as a new store's first call {problem}")
+    if broken:
+        msg = (
+            f"{claim}, from the first call of a store made during the outage too, but "
+            + "; ".join(broken)
+        )
+        raise CaseFailed(msg)
     return None
+
+
+async def _store_kept(ctx: CaseContext) -> MemoryItem:
+    """Store (and make visible) an item every query of ``_calls`` selects: metadata under a
+    supported filter key when the store takes it."""
+    key = _filter_key(ctx.manifest)
+    kept = ctx.item(tags=["t-kept"], metadata={} if key is None else {key: "kept"})
+    if key is None or not await ctx.store_unless_refused(kept, f"metadata {short(kept.metadata)}"):
+        kept = ctx.item(tags=["t-kept"])
+        await ctx.store_item(kept)
+    await ctx.harness.make_search_index_visible()
+    return kept
+
+
+def _calls(ctx: CaseContext, kept: MemoryItem) -> list[tuple[str, Callable[[], Awaitable[object]]]]:
+    """Return labelled calls of every kind on the case's current store (looked up when called)."""
+    queries = [MemoryQuery(), MemoryQuery(text="conformance"), MemoryQuery(tags=["t-kept"])]
+    if kept.metadata:
+        queries.append(MemoryQuery(filters=dict(kept.metadata)))
+    calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("store(item)", lambda: ctx.store.store(ctx.item())),
+        ("retrieve(stored id)", lambda: ctx.store.retrieve(kept.id)),
+    ]
+    for query in queries:
+        calls.append((f"search({query_text(query)})", functools.partial(_search, ctx, query)))
+    return calls
+
+
+async def _search(ctx: CaseContext, query: MemoryQuery) -> object:
+    """Search the case's current store, unchecked (the outage cases check what comes back)."""
+    return await ctx.store.search(query)
+
+
+async def _raises(call: Callable[[], Awaitable[object]], expected: type[Exception]) -> str | None:
+    """Run ``call``; return how it failed to raise ``expected``, or ``None`` when it did."""
+    try:
+        result = await call()
+    except expected:
+        return None
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
+    return f"returned {short(result)}"
 
 
 async def _every_call_raises(
@@ -774,29 +1116,35 @@ async def _every_call_raises(
     inject_fault: Callable[[], Awaitable[None]],
     expected: type[Exception],
     claim: str,
-) -> None:
-    """Store an item, inject the fault, then fail unless store, retrieve and search raise ``expected``."""
-    kept = ctx.item()
-    await ctx.store_items(kept)
+) -> MemoryItem:
+    """Store an item, inject the fault, then fail unless store, retrieve and searches by listing,
+    text, tag and a supported filter raise ``expected``, and unless the manifest stays the same.
+
+    Returns the item stored before the fault.
+    """
+    kept = await _store_kept(ctx)
     await inject_fault()
-    store = ctx.store
-    calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        ("store(item)", lambda: store.store(ctx.item())),
-        ("retrieve(stored id)", lambda: store.retrieve(kept.id)),
-        ("search(MemoryQuery())", lambda: store.search(MemoryQuery())),
-    ]
     broken: list[str] = []
-    for label, call in calls:
-        try:
-            result = await call()
-        except expected:
-            continue
-        except Exception as exc:
-            broken.append(f"{label} raised {type(exc).__name__}: {exc}")
-            continue
-        broken.append(f"{label} returned {short(result)}")
+    for label, call in _calls(ctx, kept):
+        problem = await _raises(call, expected)
+        if problem is not None:
+            broken.append(f"{label} {problem}")
     if broken:
         msg = f"{claim}, but " + "; ".join(broken)
+        raise CaseFailed(msg)
+    _same_manifest(ctx, "after the failed calls")
+    return kept
+
+
+def _same_manifest(ctx: CaseContext, when: str) -> None:
+    """Fail unless the store still shows the case's manifest (ADR-0093 D1: it never changes)."""
+    again = ctx.store.manifest
+    if again != ctx.manifest:
+        msg = (
+            f"store.manifest changed {when}; ADR-0093 D1: the manifest is stable for the adapter "
+            "instance's lifetime, and a service downgrade makes the adapter unavailable instead "
+            f"(first {ctx.manifest!r}, then {again!r})"
+        )
         raise CaseFailed(msg)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from lionmem.conformance._values import short
+from lionmem.conformance._values import non_json, short
 from lionmem.errors import MemoryAdapterError
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from lionmem.protocol import ExternalMemoryStore
     from lionmem_models.memory_query import MemoryQuery
 
-__all__ = ["Case", "CaseContext", "CaseFailed", "CaseNotApplicable", "checked_manifest"]
+__all__ = [
+    "Case",
+    "CaseContext",
+    "CaseFailed",
+    "CaseNotApplicable",
+    "checked_manifest",
+    "query_text",
+]
 
 
 class CaseFailed(Exception):
@@ -160,16 +167,24 @@ class CaseContext:
         await self.harness.make_search_index_visible()
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        """Retrieve by id; an exception or a result that is neither a MemoryItem nor None fails."""
+        """Retrieve by id; fail on an exception, on anything but None or a plain MemoryItem of
+        JSON data, and on an item whose id is not ``item_id``."""
         try:
             result = await self.store.retrieve(item_id)
         except Exception as exc:
             msg = f"retrieve() raised {type(exc).__name__}: {exc}"
             raise CaseFailed(msg) from exc
-        if result is not None and not isinstance(result, MemoryItem):
+        if result is None:
+            return None
+        problem = _projection_problem(result)
+        if problem is not None:
+            msg = f"retrieve() returned {problem}"
+            raise CaseFailed(msg)
+        if result.id != item_id:
             msg = (
-                f"retrieve() returned a {type(result).__name__} ({short(result)}); "
-                "ADR-0093 D3: projection yields a MemoryItem, never a transport-native object"
+                f"retrieve({item_id}) returned the item with id {result.id}; ADR-0093 D3: retrieve "
+                "is identity lookup, it returns the item with that id or None (an unknown id "
+                "returns None)"
             )
             raise CaseFailed(msg)
         return result
@@ -191,7 +206,7 @@ class CaseContext:
         try:
             results: object = await self.store.search(query)
         except Exception as exc:
-            msg = f"search({_query_text(query)}) raised {type(exc).__name__}: {exc}"
+            msg = f"search({query_text(query)}) raised {type(exc).__name__}: {exc}"
             raise CaseFailed(msg) from exc
         if not isinstance(results, list):
             msg = (
@@ -200,17 +215,15 @@ class CaseContext:
             )
             raise CaseFailed(msg)
         for hit in results:
-            if not isinstance(hit, MemoryItem):
-                msg = (
-                    f"search() returned a {type(hit).__name__} hit ({short(hit)}); ADR-0093 D2 "
-                    "(typed search): every result is a MemoryItem, no native object escapes"
-                )
+            problem = _projection_problem(hit)
+            if problem is not None:
+                msg = f"search() returned a hit that is {problem}"
                 raise CaseFailed(msg)
         seen: set[UUID] = set()
         for hit in results:
             if hit.id in seen:
                 msg = (
-                    f"search({_query_text(query)}) returned the item {hit.id} more than once; "
+                    f"search({query_text(query)}) returned the item {hit.id} more than once; "
                     "a search returns each stored item at most once"
                 )
                 raise CaseFailed(msg)
@@ -222,6 +235,30 @@ class CaseContext:
         return [hit.id for hit in await self.search(query)]
 
 
-def _query_text(query: MemoryQuery) -> str:
+def _projection_problem(result: object) -> str | None:
+    """Say how ``result`` is not a new, plain MemoryItem holding JSON data; ``None`` if it is one.
+
+    A subclass can carry undeclared native attributes (a score, a handle) and an SDK object in
+    content or metadata is a native object escaping: both are what ADR-0093 D1 and D3 rule out.
+    """
+    if type(result) is not MemoryItem:
+        kind = "a MemoryItem subclass " if isinstance(result, MemoryItem) else "a "
+        return (
+            f"{kind}{type(result).__name__} ({short(result)}); ADR-0093 D2 (typed search): every "
+            "result is a MemoryItem, no native object escapes, and D1: service fields do not "
+            "appear as undeclared attributes"
+        )
+    for name in ("content", "metadata"):
+        found = non_json(getattr(result, name), name)
+        if found is not None:
+            return (
+                f"an item whose {found}, not JSON data; ADR-0093 D2 (typed search): no native "
+                "object escapes"
+            )
+    return None
+
+
+def query_text(query: MemoryQuery) -> str:
+    """Return a query's non-default fields as ``name=value, ...``, as failure messages show calls."""
     fields = query.model_dump(exclude_defaults=True)
     return ", ".join(f"{key}={short(value)}" for key, value in fields.items())

@@ -23,7 +23,8 @@ class MemoryAdapterHarness(Protocol):
 
     The adapter itself needs none of these controls. The suite calls ``reset`` before every case,
     ``make_store`` once per case (once per example in the reference-search profile), and
-    ``close`` when it is done: once at the end of ``run()``, and after every case under pytest.
+    ``close`` when it is done: once at the end of ``run()``, and after every case under pytest
+    (so a pytest fixture must make a new harness per test).
     Every store ``make_store`` returns must show the same manifest. ``close`` is bounded by the
     case timeout; one that raises or does not finish in time is reported as a failure.
     """
@@ -41,7 +42,7 @@ class MemoryAdapterHarness(Protocol):
         ...
 
     async def make_transport_unavailable(self) -> None:
-        """Make every transport call fail until the next ``reset``."""
+        """Make every transport call fail until the next ``reset``, also of stores made afterwards."""
         ...
 
     async def close(self) -> None:

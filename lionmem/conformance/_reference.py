@@ -1,7 +1,8 @@
 """The reference-search profile: an adapter claiming reference semantics must search like InMemoryStore.
 
 For ``examples`` random examples (seeded, so a failure repeats with the same seed), the profile
-stores random items in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
+stores random items (0-10; 20-30 in every tenth example, whose first query then asks for a page
+larger than ten) in both the adapter and a fresh ``InMemoryStore`` (with id collisions, so that
 replacements happen; mixed content types; unicode whose lowering is tricky, and decomposed beside
 precomposed text; duplicate and empty tags; metadata with ``None``, ``1``, ``1.0``, ``True`` and
 lists and objects that are equal in Python but differ as JSON text, such as ``[1.0, 2]`` and
@@ -49,6 +50,8 @@ EQUAL_VALUES: tuple[tuple[Any, ...], ...] = (
 )  # fmt: skip
 """Metadata and filter values, in groups equal under ``==`` whose members differ as JSON text."""
 LIMITS = (0, 1, 2, 3, 5, 20, 1000)
+MANY_EVERY = 10
+"""Every tenth example (the first included) stores 20-30 items instead of 0-10."""
 
 
 def _value(rng: random.Random) -> Any:
@@ -79,10 +82,16 @@ def _content(rng: random.Random) -> Any:
     return rng.choice((rng.randint(-3, 21), rng.choice((0.5, 1.0, -2.25)), True, False, None))
 
 
-def random_items(rng: random.Random, keys: tuple[str, ...]) -> list[MemoryItem]:
-    """Return 0-10 random items whose ids repeat (so that later ones replace earlier ones)."""
-    count = rng.randint(0, 10)
-    ids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(max(1, count * 2 // 3))]
+def random_items(
+    rng: random.Random, keys: tuple[str, ...], *, many: bool = False
+) -> list[MemoryItem]:
+    """Return 0-10 random items whose ids repeat (so that later ones replace earlier ones).
+
+    With ``many``, 20-30 items with fewer repeats: more than a page of ten is then live.
+    """
+    count = rng.randint(20, 30) if many else rng.randint(0, 10)
+    distinct = count if many else max(1, count * 2 // 3)
+    ids = [UUID(int=rng.getrandbits(128), version=4) for _ in range(distinct)]
     items = []
     for _ in range(count):
         metadata = {key: _value(rng) for key in keys if rng.random() < 0.5}
@@ -155,6 +164,9 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
     if manifest.search_semantics != "reference":
         msg = f"the manifest declares {ctx.claim('search_semantics')}"
         raise CaseNotApplicable(msg)
+    if ctx.examples < 1:
+        msg = f"no random example was asked for (examples={ctx.examples})"
+        raise CaseNotApplicable(msg)
     if manifest.supports_any_filter_key:
         filter_keys: tuple[str, ...] = ANY_KEY_POOL
     else:
@@ -166,7 +178,8 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
         await ctx.harness.reset()
         store = await ctx.new_store()
         reference: MemoryStore = InMemoryStore()
-        items = random_items(rng, metadata_keys)
+        many = example % MANY_EVERY == 0
+        items = random_items(rng, metadata_keys, many=many)
         written: list[MemoryItem] = []
         for item in items:
             try:
@@ -178,8 +191,10 @@ async def reference_search_profile(ctx: CaseContext) -> str | None:
             written.append(item)
         accepted += len(written)
         await ctx.harness.make_search_index_visible()
-        for _ in range(QUERIES_PER_EXAMPLE):
+        for number in range(QUERIES_PER_EXAMPLE):
             query = random_query(rng, written, filter_keys)
+            if many and number == 0:  # a page larger than ten over more than ten live items
+                query = MemoryQuery(limit=rng.choice(LIMITS[-2:]))
             queries += 1
             expected = [hit.id for hit in await reference.search(query)]
             got = await ctx.search_ids(query)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Iterable
 
 from lionmem.conformance._cases import CASES, case_named
@@ -33,25 +34,59 @@ REFERENCE_EXAMPLES = 200
 """Random examples of the reference-search profile (each: one store, five queries)."""
 CASE_TIMEOUT = 300.0
 """Seconds one case (or the harness's close()) may take before it fails as hung. The
-reference-search profile is the longest case (about 200 resets, up to 2,000 writes and 1,000
+reference-search profile is the longest case (about 200 resets, up to 2,400 writes and 1,000
 searches): a networked adapter may need more, or ``None`` for no limit."""
 
 
-def _check_harness(harness: object) -> None:
+_REQUIRED = (
+    "make_store",
+    "reset",
+    "make_search_index_visible",
+    "make_transport_unavailable",
+    "close",
+)
+"""The methods every harness has."""
+_OPTIONAL = ("make_writes_rejected", "make_responses_malformed", "make_foreign_record")
+"""The hooks a harness may offer for the cases that need them."""
+
+
+def check_harness(harness: object) -> None:
+    """Raise ``TypeError`` naming what ``harness`` lacks to be a harness the suite can run."""
     if not isinstance(harness, MemoryAdapterHarness):
-        missing = [
-            name
-            for name in (
-                "make_store",
-                "reset",
-                "make_search_index_visible",
-                "make_transport_unavailable",
-                "close",
-            )
-            if not hasattr(harness, name)
-        ]
+        missing = [name for name in _REQUIRED if not hasattr(harness, name)]
         msg = f"{type(harness).__name__} is not a MemoryAdapterHarness (missing: {', '.join(missing)})"
         raise TypeError(msg)
+    hooks = (*_REQUIRED, *_OPTIONAL)
+    plain = [name for name in hooks if hasattr(harness, name) and not _is_async(harness, name)]
+    if plain:
+        msg = (
+            f"{type(harness).__name__}'s {', '.join(plain)} must be coroutine methods "
+            "(async def): the suite awaits every harness method"
+        )
+        raise TypeError(msg)
+
+
+def _is_async(harness: object, name: str) -> bool:
+    return inspect.iscoroutinefunction(getattr(harness, name))
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running task itself is being cancelled (not merely met a CancelledError).
+
+    An adapter may raise ``asyncio.CancelledError`` of its own (a client tearing down its task
+    group, say): that is the adapter's failure. A cancellation of the run itself must propagate.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _unexpected(error: BaseException) -> str:
+    """Return the failure reason for an error a case did not expect; re-raise a real cancellation."""
+    if isinstance(error, asyncio.CancelledError):
+        if _cancelled_from_outside():
+            raise error
+        return f"unexpected CancelledError (the run was not cancelled): {error}"
+    return f"unexpected {type(error).__name__}: {error}"
 
 
 async def _open(
@@ -105,8 +140,8 @@ async def run_case(  # noqa: PLR0913 - the harness, the case and four keyword-on
         if deadline.expired():
             return result("failed", f"the case did not finish within {timeout} s")
         return result("failed", f"unexpected TimeoutError: {exc}")
-    except Exception as exc:
-        return result("failed", f"unexpected {type(exc).__name__}: {exc}")
+    except (Exception, asyncio.CancelledError) as exc:
+        return result("failed", _unexpected(exc))
     return result("passed", detail)
 
 
@@ -121,6 +156,10 @@ async def close_harness(harness: MemoryAdapterHarness, timeout: float | None) ->
         return f"the harness's close() raised TimeoutError: {exc}"
     except Exception as exc:
         return f"the harness's close() raised {type(exc).__name__}: {exc}"
+    except asyncio.CancelledError as exc:
+        if _cancelled_from_outside():
+            raise
+        return f"the harness's close() raised CancelledError (the run was not cancelled): {exc}"
     return None
 
 
@@ -147,7 +186,7 @@ async def run(
     whose preconditions the manifest or harness does not provide are reported as not applicable,
     with the reason. ``seed`` fixes the randomised cases.
     """
-    _check_harness(harness)
+    check_harness(harness)
     selected = _select(cases)
     try:
         try:
@@ -155,6 +194,10 @@ async def run(
                 manifest: MemoryAdapterManifest | None = (await _open(harness))[1]
         except Exception:
             manifest = None  # every case then fails with its own account of what went wrong
+        except asyncio.CancelledError:
+            if _cancelled_from_outside():
+                raise
+            manifest = None
         results = [
             await run_case(
                 harness, case, seed=seed, examples=examples, timeout=timeout, manifest=manifest

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import reprlib
 import unicodedata
 from typing import Any
 
-__all__ = ["mismatch", "same_value", "short"]
+__all__ = ["mismatch", "non_json", "same_value", "short"]
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 _REPR = reprlib.Repr()
 _REPR.maxstring = 60
@@ -20,7 +23,8 @@ def same_value(left: Any, right: Any) -> bool:
     """Return whether two JSON-like values are equal *and* of the same types throughout.
 
     ``==`` is too lax for fidelity: ``1 == 1.0 == True`` and ``(1,) != [1]`` but ``{1} == {1}``.
-    Dict key order is part of the value here, because text search sees ``str(content)``.
+    Dict key order is part of the value here, because text search sees ``str(content)``, and so
+    is the sign of a zero float (``-0.0 == 0.0`` in Python, not as JSON text).
     """
     if type(left) is not type(right):
         return False
@@ -30,7 +34,30 @@ def same_value(left: Any, right: Any) -> bool:
         return len(left) == len(right) and all(map(same_value, left, right))
     if isinstance(left, float) and left != left and right != right:  # noqa: PLR0124 - NaN check
         return True
+    if isinstance(left, float):
+        return left == right and math.copysign(1.0, left) == math.copysign(1.0, right)
     return bool(left == right)
+
+
+def non_json(value: Any, path: str = "") -> str | None:
+    """Return where ``value`` holds something other than JSON data, or ``None`` if it holds none.
+
+    JSON data is exactly ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and ``None``: subclasses and other types (a tuple, an SDK object) are not.
+    """
+    kind, where = type(value), path or "the value"
+    if kind in _JSON_SCALARS:
+        return None
+    if kind is list:
+        children = [(f"{path}[{index}]", element) for index, element in enumerate(value)]
+    elif kind is dict:
+        if any(type(key) is not str for key in value):
+            return f"a key of {where} is not a str"
+        children = [(f"{path}[{key!r}]", element) for key, element in value.items()]
+    else:
+        return f"{where} is a {kind.__name__}"
+    found = (non_json(element, inner) for inner, element in children)
+    return next((problem for problem in found if problem is not None), None)
 
 
 def short(value: Any) -> str:

@@ -7,13 +7,17 @@ Installed with lionmem (entry point ``pytest11``), so an adapter's test module n
         return MyHarness()  # a lionmem.conformance.MemoryAdapterHarness
 
 Beside that fixture the plugin adds ``TestMemoryAdapterConformance``, one test per case (failed
-cases fail with the reason, inapplicable ones skip). Options: ``--lionmem-seed``,
+cases fail with the reason, inapplicable ones skip). The harness is closed after every case, so
+the fixture must make a new one per test (function scope, the default): a harness handed over
+again after it was closed fails the test. Options: ``--lionmem-seed``,
 ``--lionmem-examples``, ``--lionmem-timeout``; without auto-loading, ``-p lionmem.conformance.pytest_plugin``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -30,6 +34,14 @@ FIXTURE = "memory_adapter_harness"
 """The fixture name that switches the suite on in a module or class."""
 SUITE_CLASS = "TestMemoryAdapterConformance"
 """The name of the test class the plugin adds beside the fixture."""
+
+_CLOSED: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The harnesses the plugin has closed (those that accept weak references)."""
+REUSED = (
+    "the memory_adapter_harness fixture returned a harness the suite already closed after an "
+    "earlier case; the plugin closes the harness after every case, so the fixture must make a "
+    "new one for every test (function scope, the default)"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -81,6 +93,8 @@ def _check(case: str, harness: Any, config: pytest.Config) -> None:
     """Run one case against ``harness``; fail or skip the current test with the case's reason."""
     from lionmem.conformance._runner import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES
 
+    if _was_closed(harness):
+        pytest.fail(REUSED, pytrace=False)
     seed = config.getoption("lionmem_seed")
     examples = config.getoption("lionmem_examples")
     timeout = config.getoption("lionmem_timeout")
@@ -93,10 +107,25 @@ def _check(case: str, harness: Any, config: pytest.Config) -> None:
             CASE_TIMEOUT if timeout is None else (timeout or None),
         )
     )
+    _remember_closed(harness)
     if result.status == "failed":
         pytest.fail(f"[{result.row}] {result.reason}", pytrace=False)
     if result.status == "not_applicable":
         pytest.skip(f"not applicable: {result.reason}")
+
+
+def _was_closed(harness: Any) -> bool:
+    """Whether the plugin already closed ``harness`` after an earlier case."""
+    try:
+        return harness in _CLOSED
+    except TypeError:  # no weak references to it: it cannot be tracked
+        return False
+
+
+def _remember_closed(harness: Any) -> None:
+    """Note that the plugin closed ``harness``, when it accepts a weak reference."""
+    with contextlib.suppress(TypeError):
+        _CLOSED.add(harness)
 
 
 def _suite_for(owner: object) -> type:

@@ -25,6 +25,12 @@ FACTORIES = """
     def not_a_harness():
         return 42
 
+    class PlainReset(FakeHarness):
+        def reset(self):
+            pass
+
+    PLAIN_HOOK = PlainReset()
+
     class Hanging(FakeHarness):
         async def reset(self):
             import asyncio
@@ -207,6 +213,22 @@ def test_bad_target_exits_two(
     """A target that gives no harness exits 2 with the reason on stderr."""
     status = main(["conformance", target])
     assert (status, message in capsys.readouterr().err) == (2, True)
+
+
+@pytest.mark.parametrize("factory", ["PlainReset", "PLAIN_HOOK"])
+def test_a_harness_with_a_plain_method_exits_two_naming_it(
+    factories: str, factory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harness whose method is not a coroutine (made by a factory or given as is) exits 2
+    with one line naming the method, before any case runs."""
+    status = main(["conformance", f"{factories}:{factory}"])
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (
+        2,
+        "",
+        f"lionmem conformance: {factories}:{factory}: PlainReset's reset must be coroutine "
+        "methods (async def): the suite awaits every harness method\n",
+    )
 
 
 def test_factory_returning_no_harness_exits_two(

@@ -275,6 +275,25 @@ def test_run_refuses_a_non_harness() -> None:
         asyncio.run(run(object()))  # type: ignore[arg-type]  # the point: not a harness
 
 
+class _PlainHooks(FakeHarness):
+    """A harness whose reset and optional hook are plain methods, not coroutines."""
+
+    def reset(self) -> None:  # type: ignore[override]  # the point: not a coroutine
+        pass
+
+    def make_foreign_record(self) -> UUID:  # type: ignore[override]  # the point: not a coroutine
+        return uuid4()
+
+
+def test_run_refuses_a_harness_with_plain_methods() -> None:
+    """run() of a harness whose methods are not coroutines raises TypeError naming them."""
+    with pytest.raises(
+        TypeError,
+        match=r"^_PlainHooks's reset, make_foreign_record must be coroutine methods \(async def\)",
+    ):
+        asyncio.run(run(_PlainHooks()))  # type: ignore[arg-type]  # the point: plain methods
+
+
 def test_hung_case_fails_at_its_deadline() -> None:
     """A case that never finishes fails with the timeout in the reason."""
     result = asyncio.run(run_case(_HangingHarness(), "protocols", timeout=0.05))

@@ -105,8 +105,9 @@ def test_big_integer_refusal_is_reported() -> None:
     """metadata_round_trip passes saying the big-integer metadata was refused."""
     report = _refuser_report(_BigIntRefuser)
     assert report.result("metadata_round_trip").reason == (
-        "metadata {'big': [9007199254740993, -9223372036854775809, 18446744073709551617]} refused "
-        "(ADR-0093 D3)"
+        "refused (ADR-0093 D3): metadata {'big': [9007199254740993, -9223372036854775809, "
+        "18446744073709551617]}; metadata {'extremes': [5e-324, 1.7976931348623157e+308, "
+        "9223372036854775808, 18446744073709551617]}"
     )
 
 
@@ -119,7 +120,7 @@ def test_decomposed_text_refusal_is_reported() -> None:
     """retrieve_anchors passes saying the text not in NFC was refused."""
     report = _refuser_report(_DecomposedTextRefuser)
     assert report.result("retrieve_anchors").reason == (
-        "text not in Unicode normal form C refused (ADR-0093 D3)"
+        "refused (ADR-0093 D3): text not in Unicode normal form C"
     )
 
 

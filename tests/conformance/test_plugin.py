@@ -18,7 +18,7 @@ import pytest
 
 from lionmem.conformance import CASES, run_case
 from lionmem.conformance.fake import FakeBehaviour, FakeHarness, declared_manifest
-from lionmem.conformance.pytest_plugin import SUITE_CLASS, _run_one
+from lionmem.conformance.pytest_plugin import REUSED, SUITE_CLASS, _run_one
 from tests.conformance.test_conformance import CloseHangsHarness, CloseRaisesHarness
 
 
@@ -212,3 +212,23 @@ def test_out_of_range_options_are_usage_errors(
     run = _pytest(tmp_path, HONEST, option, value)
     assert run.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"argument {option}: {problem}" in run.stderr
+
+
+MODULE_SCOPED = """
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    @pytest.fixture(scope="module")
+    def memory_adapter_harness():
+        return FakeHarness()
+"""
+
+
+def test_harness_reused_after_close_fails_saying_why(tmp_path: Path) -> None:
+    """A module-scoped fixture hands the closed harness to the next case: that test fails, saying so."""
+    run = _pytest(tmp_path, MODULE_SCOPED, "-k", "protocols or store_returns_item_id")
+    assert (run.returncode, "1 failed, 1 passed" in run.stdout, REUSED in run.stdout) == (
+        1,
+        True,
+        True,
+    ), run.stdout

@@ -1,0 +1,598 @@
+"""Adapters built to slip past the suite, and honest adapters the suite once failed.
+
+Each adversary is the honest fake with one defect no manifest can declare (a write quota that
+discards silently, a recall path that swallows outages, floats kept as float32, tags kept as a
+set, ...), under a manifest claiming the opposite: the named case must fail, saying what it saw.
+Each honest refuser is the fake with one value range it cannot hold, refused with
+``MemoryAdapterError`` as ADR-0093 D3 permits: it must pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+from uuid import UUID
+
+import pytest
+
+from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem.conformance import ConformanceReport, run
+from lionmem.conformance.fake import (
+    FakeBehaviour,
+    FakeHarness,
+    FakeMemoryAdapter,
+    FakeService,
+    declared_manifest,
+)
+
+
+def _map_json(value: Any, leaf: Any) -> Any:
+    """Return ``value`` with ``leaf`` applied to every scalar inside it."""
+    if isinstance(value, list):
+        return [_map_json(element, leaf) for element in value]
+    if isinstance(value, dict):
+        return {key: _map_json(element, leaf) for key, element in value.items()}
+    return leaf(value)
+
+
+def _float32(value: Any) -> Any:
+    return struct.unpack("f", struct.pack("f", value))[0] if type(value) is float else value
+
+
+def _js_number(value: Any) -> Any:
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+class _Rewriting(FakeMemoryAdapter):
+    """Writes ``rewrite(item)`` instead of the item it is handed."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        return item
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return await super().store(self.rewrite(item))
+
+
+class _Float32Numbers(_Rewriting):
+    """Keeps every float of content and metadata as a float32."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        update = {
+            name: _map_json(getattr(item, name), _float32) for name in ("content", "metadata")
+        }
+        return item.model_copy(update=update)
+
+
+class _JsNumbers(_Rewriting):
+    """Keeps numbers as JavaScript does: an integral float (and -0.0) comes back as an int."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        update = {
+            name: _map_json(getattr(item, name), _js_number) for name in ("content", "metadata")
+        }
+        return item.model_copy(update=update)
+
+
+class _TagSet(_Rewriting):
+    """Keeps tags as an ordered set: duplicates and empty tags are dropped."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        return item.model_copy(update={"tags": [tag for tag in dict.fromkeys(item.tags) if tag]})
+
+
+class _NoEmptyTags(_Rewriting):
+    """Drops empty tags."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        return item.model_copy(update={"tags": [tag for tag in item.tags if tag]})
+
+
+class _StrippedText(_Rewriting):
+    """Keeps text content without surrounding whitespace and without NUL."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        content = item.content
+        if isinstance(content, str):
+            content = content.replace("\x00", "").strip()
+        return item.model_copy(update={"content": content})
+
+
+class _SortedKeys(_Rewriting):
+    """Keeps objects with their keys sorted, as jsonb does."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        content = item.content
+        if isinstance(content, dict):
+            content = dict(sorted(content.items()))
+        return item.model_copy(update={"content": content})
+
+
+class _MicrosecondTime(_Rewriting):
+    """Keeps created_at to the microsecond, as a timestamptz column does."""
+
+    def rewrite(self, item: MemoryItem) -> MemoryItem:
+        return item.model_copy(update={"created_at": round(item.created_at * 1e6) / 1e6})
+
+
+class _SilentQuota(FakeMemoryAdapter):
+    """Acknowledges every write but keeps only the first 50 of the service's namespace."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if len(self._service.records) >= 50:
+            return item.id
+        return await super().store(item)
+
+
+class _RecallSwallowsOutage(FakeMemoryAdapter):
+    """Answers a text or tag search with [] when the transport is down."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        try:
+            return await super().search(query)
+        except MemoryAdapterUnavailable:
+            if query.text or query.tags:
+                return []
+            raise
+
+
+class _LazyConnect(FakeMemoryAdapter):
+    """Connects on its first call; when that fails, retrieve answers None and search []."""
+
+    connected = False
+
+    def _connect(self) -> bool:
+        self.connected = self.connected or self._service.available
+        return self.connected
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self._connect()
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return await super().retrieve(item_id) if self._connect() else None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return await super().search(query) if self._connect() else []
+
+
+class _CancelledOnOutage(FakeMemoryAdapter):
+    """Raises asyncio.CancelledError where the transport is down (a torn-down client task group)."""
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        try:
+            return await super().retrieve(item_id)
+        except MemoryAdapterUnavailable as exc:
+            raise asyncio.CancelledError from exc
+
+
+class _DowngradesWhenDown(FakeMemoryAdapter):
+    """Shows an eventual-search manifest while the service is down."""
+
+    @property
+    def manifest(self) -> Any:
+        if self._service.available:
+            return self._manifest
+        return self._manifest.model_copy(update={"search_consistency": "eventual"})
+
+
+class _PredicatesIgnoreLimit(FakeMemoryAdapter):
+    """Honours the limit only on the plain listing; a text, tag or filter search gets 100."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.limit > 0 and (query.text or query.tags or query.filters):
+            query = query.model_copy(update={"limit": 100})
+        return await super().search(query)
+
+
+class _TextOnlyFilters(FakeMemoryAdapter):
+    """Drops every filter whose value is not a string (a string-only filter language)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.filters:
+            kept = {key: value for key, value in query.filters.items() if isinstance(value, str)}
+            query = query.model_copy(update={"filters": kept or None})
+        return await super().search(query)
+
+
+class _NativeOptionFilters(FakeMemoryAdapter):
+    """Passes '$'-keys and 'min_score' to the service as native options (here: ignored)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        filters = {
+            key: value
+            for key, value in (query.filters or {}).items()
+            if not key.startswith("$") and key != "min_score"
+        }
+        return await super().search(query.model_copy(update={"filters": filters or None}))
+
+
+class _PageCap(FakeMemoryAdapter):
+    """Returns at most ten hits, whatever the limit."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return (await super().search(query))[:10]
+
+
+class _HalfIdKeys(FakeMemoryAdapter):
+    """Keys records by the upper 64 bits of their UUID."""
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        for key in self._service.records:
+            if UUID(key).int >> 64 == item_id.int >> 64:
+                return await super().retrieve(UUID(key))
+        return await super().retrieve(item_id)
+
+
+class _Scored(MemoryItem):
+    """A MemoryItem carrying the service's score as an undeclared attribute."""
+
+    score: float = 0.0
+
+
+class _ScoredHits(FakeMemoryAdapter):
+    """Returns its search hits as a MemoryItem subclass with a score."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [_Scored(**hit.model_dump(), score=0.5) for hit in await super().search(query)]
+
+
+@dataclass
+class _NativeHit:
+    payload: Any
+
+
+class _NativeContentHits(FakeMemoryAdapter):
+    """Returns its search hits with the SDK's response object as content."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        hits = await super().search(query)
+        return [hit.model_copy(update={"content": _NativeHit(hit.content)}) for hit in hits]
+
+
+class _MadeUpHitTags(FakeMemoryAdapter):
+    """Declares that hits carry no tags, and gives each hit the tag 'memory'."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [hit.model_copy(update={"tags": ["memory"]}) for hit in await super().search(query)]
+
+
+class _ListingReadsRecords(FakeService):
+    """An index that is late for text, tag and filter search while the listing reads the records."""
+
+    def query(
+        self, text: str | None, tags: list[str] | None, filters: dict[str, Any] | None, limit: int
+    ) -> list[dict[str, Any]]:
+        if text or tags or filters:
+            return super().query(text, tags, filters, limit)
+        index, self.index = self.index, self.records
+        try:
+            return super().query(text, tags, filters, limit)
+        finally:
+            self.index = index
+
+
+class _Harness(FakeHarness):
+    """The fake's harness making stores of ``adapter`` (a manifest update or behaviour optional)."""
+
+    def __init__(
+        self,
+        adapter: type[FakeMemoryAdapter],
+        behaviour: FakeBehaviour | None = None,
+        *,
+        any_filter_key: bool = False,
+        **claims: Any,
+    ) -> None:
+        behaviour = behaviour or FakeBehaviour()
+        manifest = declared_manifest(behaviour, any_filter_key=any_filter_key)
+        super().__init__(behaviour, manifest=manifest.model_copy(update=claims))
+        self.adapter = adapter
+
+    async def make_store(self) -> FakeMemoryAdapter:
+        return self.adapter(self.service, self.manifest, self.behaviour)
+
+
+def _report(harness: FakeHarness, *cases: str, examples: int = 3) -> ConformanceReport:
+    return asyncio.run(run(harness, examples=examples, cases=cases or None))
+
+
+class Adversary(NamedTuple):
+    name: str
+    harness: FakeHarness
+    case: str
+    says: str
+    """A part of the failure's reason."""
+
+
+def _split_index_harness() -> FakeHarness:
+    """Writes reach text, tag and filter search late; the manifest claims immediate search."""
+    harness = FakeHarness(FakeBehaviour(eventual_search=True), manifest=declared_manifest())
+    harness.service = _ListingReadsRecords(harness.behaviour)
+    return harness
+
+
+BACKEND = "backend-defined"
+ADVERSARIES = (
+    Adversary(
+        "silent-quota",
+        _Harness(_SilentQuota),
+        "empty_query_first_page",
+        "retrieve() returned None for write 48 of 300",
+    ),
+    Adversary(
+        "recall-swallows-outage",
+        _Harness(_RecallSwallowsOutage),
+        "transport_outage",
+        "search(text='conformance') returned []; search(tags=['t-kept']) returned []",
+    ),
+    Adversary(
+        "lazy-connect",
+        _Harness(_LazyConnect),
+        "transport_outage",
+        "retrieve(stored id) as a new store's first call returned None",
+    ),
+    Adversary(
+        "float32",
+        _Harness(_Float32Numbers),
+        "retrieve_structured_content",
+        "returned float 0.10000000149011612 for stored 0.1",
+    ),
+    Adversary(
+        "float32", _Harness(_Float32Numbers), "metadata_round_trip", "preserves_metadata=True"
+    ),
+    Adversary(
+        "float32", _Harness(_Float32Numbers), "search_hit_fidelity", "search_fidelity='full'"
+    ),
+    Adversary("js-numbers", _Harness(_JsNumbers), "retrieve_structured_content", "returned int"),
+    Adversary(
+        "js-numbers",
+        _Harness(_JsNumbers),
+        "metadata_round_trip",
+        "metadata {'floats': [0.1, 0.3333333333333333, 1, 0]}",
+    ),
+    Adversary(
+        "limit-ignored",
+        _Harness(_PredicatesIgnoreLimit, search_semantics=BACKEND),
+        "limit_positive",
+        "search(text='probe', limit=1) over 5 matching stored items returned 5 hits",
+    ),
+    Adversary(
+        "text-only-filters",
+        _Harness(_TextOnlyFilters, search_semantics=BACKEND),
+        "supported_filter_selects",
+        "search(filters={'lang': 7}) returned an item whose value differs",
+    ),
+    Adversary(
+        "native-option-filters",
+        _Harness(_NativeOptionFilters),
+        "unsupported_filter_rejected",
+        "instead of raising UnsupportedMemoryQuery",
+    ),
+    Adversary(
+        "split-index",
+        _split_index_harness(),
+        "search_visibility",
+        "search(text='visibility') right after a successful store()",
+    ),
+    Adversary(
+        "tag-set",
+        _Harness(_TagSet),
+        "retrieve_anchors",
+        "tags=['a', 'b'] for stored ['a', 'a', '', 'b']",
+    ),
+    Adversary(
+        "no-empty-tags",
+        _Harness(_NoEmptyTags),
+        "search_hit_tags",
+        "tags ['a', 'a', 'b'] for stored ['a', 'a', '', 'b']",
+    ),
+    Adversary(
+        "stripped-text",
+        _Harness(_StrippedText),
+        "retrieve_structured_content",
+        "returned str 'indented' for stored '  indented\\n'",
+    ),
+    Adversary(
+        "sorted-keys",
+        _Harness(_SortedKeys),
+        "retrieve_structured_content",
+        "{'a': 2, 'b': 1} and {'b': 1, 'a': 2}",
+    ),
+    Adversary(
+        "scored-subclass",
+        _Harness(_ScoredHits),
+        "search_returns_memory_items",
+        "a MemoryItem subclass _Scored",
+    ),
+    Adversary(
+        "native-content",
+        _Harness(_NativeContentHits, search_fidelity="lossy"),
+        "search_returns_memory_items",
+        "content is a _NativeHit, not JSON data",
+    ),
+    Adversary(
+        "downgrade",
+        _Harness(_DowngradesWhenDown),
+        "transport_outage",
+        "store.manifest changed after the failed calls",
+    ),
+    Adversary(
+        "microseconds",
+        _Harness(_MicrosecondTime),
+        "retrieve_created_at",
+        "created_at=1000000000.123457 for stored 1000000000.1234567",
+    ),
+    Adversary("page-cap", _Harness(_PageCap), "reference_search_profile", "example 0"),
+    Adversary(
+        "half-id-keys",
+        _Harness(_HalfIdKeys),
+        "unknown_id_returns_none",
+        "an unknown id returns None",
+    ),
+    Adversary(
+        "made-up-hit-tags",
+        _Harness(_MadeUpHitTags, FakeBehaviour(tagless_search_hits=True)),
+        "search_hit_tags",
+        "carried tags ['memory']",
+    ),
+    Adversary(
+        "cancelled-on-outage",
+        _Harness(_CancelledOnOutage),
+        "transport_outage",
+        "unexpected CancelledError (the run was not cancelled)",
+    ),
+)
+
+
+@pytest.mark.parametrize("adversary", ADVERSARIES, ids=[f"{a.name}-{a.case}" for a in ADVERSARIES])
+def test_adversary_fails_its_case(adversary: Adversary) -> None:
+    """The case fails, and its reason says what the adapter did."""
+    result = _report(adversary.harness, adversary.case).result(adversary.case)
+    assert (result.status, adversary.says in (result.reason or "")) == ("failed", True), result
+
+
+# --- Honest refusers -------------------------------------------------------------------------
+
+
+class _Refusing(FakeMemoryAdapter):
+    """Refuses, before any I/O, every item ``refused`` names a reason for."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        return None
+
+    async def store(self, item: MemoryItem) -> UUID:
+        reason = self.refused(item)
+        if reason is not None:
+            raise MemoryAdapterError(reason)
+        return await super().store(item)
+
+
+class _FlatMetadata(_Refusing):
+    """Metadata values must be text, numbers, booleans or lists of text (a vector database)."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        def flat(value: Any) -> bool:
+            if isinstance(value, list):
+                return all(type(element) is str for element in value)
+            return type(value) in (str, int, float, bool)
+
+        bad = sorted(key for key, value in item.metadata.items() if not flat(value))
+        return f"metadata values of {bad} cannot be stored" if bad else None
+
+
+class _ClosedSchema(_Refusing):
+    """Metadata is two text columns, 'lang' and 'topic'."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        bad = sorted(
+            key
+            for key, value in item.metadata.items()
+            if key not in {"lang", "topic"} or type(value) is not str
+        )
+        return f"metadata keys {bad} are not columns" if bad else None
+
+
+class _DocumentKeys(_Refusing):
+    """Metadata keys holding '.' or '$' cannot be stored (document-database field names)."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        bad = sorted(key for key in item.metadata if "." in key or "$" in key)
+        return f"metadata keys {bad} cannot be stored" if bad else None
+
+
+class _TextOnly(_Refusing):
+    """Content must be text."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        kind = type(item.content).__name__
+        return None if kind == "str" else f"content must be text, got {kind}"
+
+
+class _NoMetadata(_Refusing):
+    """Refuses every item carrying metadata."""
+
+    def refused(self, item: MemoryItem) -> str | None:
+        return "metadata cannot be stored" if item.metadata else None
+
+
+LOSSY_METADATA: dict[str, Any] = {
+    "preserves_metadata": False,
+    "retrieve_fidelity": "native_fields",
+    "search_fidelity": "native_fields",
+}
+REFUSERS = {
+    "flat-metadata": _Harness(_FlatMetadata, **LOSSY_METADATA, search_semantics=BACKEND),
+    "closed-schema": _Harness(_ClosedSchema, **LOSSY_METADATA, search_semantics=BACKEND),
+    "document-keys": _Harness(_DocumentKeys, any_filter_key=True),
+    "text-only": _Harness(_TextOnly, search_semantics=BACKEND),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSERS))
+def test_honest_refuser_passes(name: str) -> None:
+    """A store refusing values it cannot hold, with MemoryAdapterError, fails no case."""
+    report = _report(REFUSERS[name], examples=20)
+    assert [(result.case, result.reason) for result in report.failed] == []
+
+
+def test_filter_case_without_any_accepted_value_is_not_applicable() -> None:
+    """A store refusing all metadata leaves supported_filter_selects nothing to run: n/a, saying why."""
+    harness = _Harness(_NoMetadata, **LOSSY_METADATA)
+    result = _report(harness, "supported_filter_selects").result("supported_filter_selects")
+    assert result.status == "not_applicable"
+    assert (result.reason or "").startswith(
+        "the adapter refused every metadata value carrying a supported filter key (ADR-0093 D3)"
+    )
+
+
+def test_refused_values_are_named_in_the_pass() -> None:
+    """A case passing with some values refused says which, not silently."""
+    result = _report(REFUSERS["text-only"], "search_hit_fidelity").result("search_hit_fidelity")
+    assert (result.status, result.reason) == (
+        "passed",
+        "refused (ADR-0093 D3): content {'text': ...}; content [0.1, 0.3333333333333333, 1.0, "
+        "-0.0]; content [5e-324, 1.7976931348623157e+308, 9223372036854775808, "
+        "18446744073709551617]",
+    )
+
+
+# --- Runner ----------------------------------------------------------------------------------
+
+
+def test_no_reference_examples_is_not_applicable() -> None:
+    """examples=0 runs no example of the reference profile: n/a, not a pass of nothing."""
+    result = _report(FakeHarness(), "reference_search_profile", examples=0).result(
+        "reference_search_profile"
+    )
+    assert (result.status, result.reason) == (
+        "not_applicable",
+        "no random example was asked for (examples=0)",
+    )
+
+
+class _HangsFromTheSecondReset(FakeHarness):
+    """Resets once, then hangs in every reset."""
+
+    resets = 0
+
+    async def reset(self) -> None:
+        self.resets += 1
+        if self.resets > 1:
+            await asyncio.Event().wait()
+        await super().reset()
+
+
+async def _cancel_a_hanging_run(harness: FakeHarness) -> None:
+    task = asyncio.create_task(run(harness, cases=["protocols"]))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await task
+
+
+def test_cancelling_the_run_still_cancels_it() -> None:
+    """A real cancellation of run() propagates (the harness is closed on the way)."""
+    harness = _HangsFromTheSecondReset()
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(_cancel_a_hanging_run(harness))
+    assert (harness.resets, harness.closed) == (2, True)
