@@ -1,18 +1,21 @@
 """Benchmark PostgresMemoryStore against LangGraph's AsyncPostgresStore on one PostgreSQL server.
 
 Run ``make bench-postgres`` (or ``python tools/bench_postgres.py``; it needs the ``bench``
-dependency group: ``langgraph-checkpoint-postgres``, ``psycopg``, ``psycopg-pool``). Without
-``--dsn`` it starts a throwaway durable cluster (fsync and synchronous commits on) as the tests
-do. Both stores get the same records (about 250 characters of text, 0-3 of 50 tags, metadata
-``user``/``n``/``kind``), each in a database of its own, through pools of 8 connections. Timed,
+dependency group: ``langgraph-checkpoint-postgres``, ``psycopg``, ``psycopg-pool``). It starts a
+throwaway durable cluster (fsync and synchronous commits on) as the tests do. Both stores get the
+same records under the same keys (about 250 characters of text, 0-3 of 50 tags, metadata
+``user``/``n``/``kind``; lionmem's random UUIDs are LangGraph's keys), each in a database of its
+own, through pools of 8 connections; every argument is built before the clock starts. Timed,
 with the two contenders interleaved in bursts (the first call after an idle gap costs more on a
 VM, so each burst's first call is left out): put, get, metadata equality with limit 10, list with
-limit 10, a paging sweep over every item while a writer inserts (rows returned, distinct, missed)
-and 8 concurrent writers. After loading, both databases get ``VACUUM ANALYZE`` (what autovacuum
-does within a minute of a bulk load). The WAL each store writes per item while loading and per
-put while 8 writers run is read from the server's WAL position. Then lionmem alone: text, tag
-and combined searches with limit 10, and bulk ``store_many``. ``--large N`` repeats lionmem's
-search latencies at N items.
+limit 10 (each store's first page: lionmem's first ten stored, LangGraph's ten most recently
+updated), a paging sweep over every item without and then with a writer inserting (rows
+returned, distinct, missed) and 8 concurrent writers. After loading, both databases get ``VACUUM
+ANALYZE`` (what autovacuum does within a minute of a bulk load). The WAL each store writes per
+item while loading and per put while 8 writers run is read from the server's WAL position, each
+window starting right after a ``CHECKPOINT``, so both pay the same full-page images. Then lionmem
+alone: text, tag and combined searches with limit 10 (right after the vacuum: empty GIN pending
+lists), and bulk ``store_many``. ``--large N`` repeats lionmem's search latencies at N items.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -109,39 +113,39 @@ async def interleaved(
     return ms(mine), ms(peer)
 
 
-async def fill_lionmem(
-    store: PostgresMemoryStore, data: list[dict[str, Any]]
-) -> tuple[list[MemoryItem], float]:
-    items = [item_of(record) for record in data]
+async def fill_lionmem(store: PostgresMemoryStore, items: list[MemoryItem]) -> float:
+    """Load ``items`` 1,000 at a time; return items per second."""
     began = time.perf_counter()
     for start in range(0, len(items), 1000):
         await store.store_many(items[start : start + 1000])
-    return items, len(items) / (time.perf_counter() - began)
+    return len(items) / (time.perf_counter() - began)
 
 
-async def fill_langgraph(store: Any, data: list[dict[str, Any]]) -> tuple[list[str], float]:
+async def fill_langgraph(store: Any, data: list[dict[str, Any]], keys: list[str]) -> float:
+    """Load ``data`` under ``keys``, 1,000 a batch; return items per second."""
     from langgraph.store.base import PutOp
 
-    keys = [f"k{n}" for n in range(len(data))]
+    batches = [
+        [
+            PutOp(NAMESPACE, keys[n], value_of(data[n]), index=False)
+            for n in range(start, min(start + 1000, len(data)))
+        ]
+        for start in range(0, len(data), 1000)
+    ]
     began = time.perf_counter()
-    for start in range(0, len(data), 1000):
-        await store.abatch(
-            [
-                PutOp(NAMESPACE, keys[n], value_of(data[n]), index=False)
-                for n in range(start, min(start + 1000, len(data)))
-            ]
-        )
-    return keys, len(data) / (time.perf_counter() - began)
+    for batch in batches:
+        await store.abatch(batch)
+    return len(data) / (time.perf_counter() - began)
 
 
 async def sweep_lionmem(
-    store: PostgresMemoryStore, writer: PostgresMemoryStore, earlier: set[str]
+    store: PostgresMemoryStore, writer: PostgresMemoryStore | None, earlier: set[str]
 ) -> dict[str, Any]:
     stop = asyncio.Event()
 
     async def write() -> None:
         n = 0
-        while not stop.is_set():
+        while writer is not None and not stop.is_set():
             await writer.store(MemoryItem(content=f"written during the sweep {n}"))
             n += 1
 
@@ -155,13 +159,14 @@ async def sweep_lionmem(
             "missed": len(earlier - set(seen))}  # fmt: skip
 
 
-async def sweep_langgraph(store: Any, writer: Any, earlier: set[str]) -> dict[str, Any]:
+async def sweep_langgraph(store: Any, writer: Any | None, earlier: set[str]) -> dict[str, Any]:
     stop = asyncio.Event()
 
     async def write() -> None:
         n = 0
-        while not stop.is_set():
-            await writer.aput(NAMESPACE, f"sweep{n}", {"content": "written during the sweep"})
+        while writer is not None and not stop.is_set():
+            value = {"content": f"written during the sweep {n}"}
+            await writer.aput(NAMESPACE, str(uuid4()), value)
             n += 1
 
     task = asyncio.ensure_future(write())
@@ -230,14 +235,23 @@ async def wal_position(dsn: str) -> int:
         await conn.close()
 
 
-async def vacuum(dsn: str) -> None:
+async def vacuum(dsn: str, command: str = "VACUUM ANALYZE") -> None:
+    """Run ``command`` (a maintenance statement) on the database of ``dsn``."""
     import asyncpg
 
     conn = await asyncpg.connect(dsn)
     try:
-        await conn.execute("VACUUM ANALYZE")
+        await conn.execute(command)
     finally:
         await conn.close()
+
+
+async def wal_window(dsn: str, work: Callable[[], Awaitable[_A]]) -> tuple[_A, int]:
+    """Run ``work`` right after a ``CHECKPOINT``; return its result and the WAL bytes written."""
+    await vacuum(dsn, "CHECKPOINT")
+    began = await wal_position(dsn)
+    result = await work()
+    return result, await wal_position(dsn) - began
 
 
 async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) -> dict[str, Any]:
@@ -258,15 +272,17 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
         ) as peer_writer,
     ):
         await peer.setup()
-        wal = [await wal_position(dsn_of("lionmem"))]
-        items, ours_fill = await fill_lionmem(store, data)
-        wal.append(await wal_position(dsn_of("lionmem")))
-        keys, peer_fill = await fill_langgraph(peer, data)
-        wal.append(await wal_position(dsn_of("lionmem")))
+        items = [item_of(record) for record in data]
+        keys = [str(item.id) for item in items]
+        cluster_dsn = dsn_of("lionmem")  # one cluster: its WAL position covers both databases
+        ours_fill, ours_wal = await wal_window(cluster_dsn, lambda: fill_lionmem(store, items))
+        peer_fill, peer_wal = await wal_window(
+            cluster_dsn, lambda: fill_langgraph(peer, data, keys)
+        )
         result["bulk load items/s"] = {"lionmem": round(ours_fill), "langgraph": round(peer_fill)}
         result["WAL bytes per item, bulk load"] = {
-            "lionmem": (wal[1] - wal[0]) // size,
-            "langgraph": (wal[2] - wal[1]) // size,
+            "lionmem": ours_wal // size,
+            "langgraph": peer_wal // size,
         }
         # What autovacuum does within a minute of a bulk load: statistics for the planner and
         # GIN pending lists merged. Both databases get it before anything is timed.
@@ -283,9 +299,12 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
 
         fresh = records(400, seed + 2, start=size)
         fresh_items = [item_of(record) for record in fresh]
+        fresh_puts = [
+            (str(item.id), value_of(r)) for item, r in zip(fresh_items, fresh, strict=True)
+        ]
         add("put (autocommit)", await interleaved(
             lambda n: store.store(fresh_items[n]),
-            lambda n: peer.aput(NAMESPACE, f"new{n}", value_of(fresh[n])),
+            lambda n: peer.aput(NAMESPACE, *fresh_puts[n]),
             list(range(400)),
         ))  # fmt: skip
         picks = [rng.randrange(size) for _ in range(1000)]
@@ -304,27 +323,36 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
             list(range(60)),
         ))  # fmt: skip
         result["comparison"] = rows
+        # Without a writer first: what offset paging misses on its own (rows a batch wrote
+        # share one updated_at, and offset pages split such ties differently), then with one.
+        earlier = set(keys)
+        result["sweep, no writer"] = {
+            "lionmem": await sweep_lionmem(store, None, earlier),
+            "langgraph": await sweep_langgraph(peer, None, earlier),
+        }
         result["sweep while writing"] = {
-            "lionmem": await sweep_lionmem(store, writer, {str(i.id) for i in items}),
-            "langgraph": await sweep_langgraph(peer, peer_writer, set(keys)),
+            "lionmem": await sweep_lionmem(store, writer, earlier),
+            "langgraph": await sweep_langgraph(peer, peer_writer, earlier),
         }
         extra = records(POOL * 250, seed + 3, start=2 * size)
         extra_items = [item_of(record) for record in extra]
-        wal = [await wal_position(dsn_of("lionmem"))]
-        ours_rate = await writers(lambda n: store.store(extra_items[n]), 250)
-        wal.append(await wal_position(dsn_of("lionmem")))
-        peer_rate = await writers(
-            lambda n: peer.aput(NAMESPACE, f"conc{n}", value_of(extra[n])), 250
+        extra_puts = [
+            (str(item.id), value_of(r)) for item, r in zip(extra_items, extra, strict=True)
+        ]
+        ours_rate, ours_wal = await wal_window(
+            cluster_dsn, lambda: writers(lambda n: store.store(extra_items[n]), 250)
         )
-        wal.append(await wal_position(dsn_of("lionmem")))
+        peer_rate, peer_wal = await wal_window(
+            cluster_dsn, lambda: writers(lambda n: peer.aput(NAMESPACE, *extra_puts[n]), 250)
+        )
         result["8 concurrent writers, puts/s"] = {"lionmem": ours_rate, "langgraph": peer_rate}
         result["WAL bytes per put, 8 writers"] = {
-            "lionmem": (wal[1] - wal[0]) // len(extra),
-            "langgraph": (wal[2] - wal[1]) // len(extra),
+            "lionmem": ours_wal // len(extra),
+            "langgraph": peer_wal // len(extra),
         }
     if large:
         async with PostgresMemoryStore(dsn_of("large"), namespace="bench", max_size=POOL) as big:
-            _, rate = await fill_lionmem(big, records(large, seed))
+            rate = await fill_lionmem(big, [item_of(record) for record in records(large, seed)])
             await vacuum(dsn_of("large"))
             result["bulk load items/s"]["lionmem at large"] = round(rate)
             result["lionmem searches, ms"][str(large)] = await lionmem_searches(big, 100)
@@ -355,18 +383,21 @@ def markdown(result: dict[str, Any]) -> str:
     for label in ("WAL bytes per item, bulk load", "WAL bytes per put, 8 writers"):
         pair = result[label]
         lines.append(f"| {label} | {pair['lionmem']:,} | {pair['langgraph']:,} | |")
-    ours, theirs = (
-        result["sweep while writing"]["lionmem"],
-        result["sweep while writing"]["langgraph"],
-    )
     lines += [
         "",
-        "Paging sweep over every item, 1,000 a page, while a writer inserts:",
+        "Paging sweep over every item, 1,000 a page, without and then with a writer inserting:",
         "",
-        "| store | seconds | rows returned | distinct | earlier items missed |",
-        "|---|---:|---:|---:|---:|",
-        f"| lionmem (keyset) | {ours['s']} | {ours['rows']:,} | {ours['distinct']:,} | {ours['missed']} |",
-        f"| LangGraph (offset) | {theirs['s']} | {theirs['rows']:,} | {theirs['distinct']:,} | {theirs['missed']} |",
+        "| store | writer | seconds | rows returned | distinct | earlier items missed |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for key, writing in (("sweep, no writer", "no"), ("sweep while writing", "yes")):
+        for name, label in (("lionmem", "lionmem (keyset)"), ("langgraph", "LangGraph (offset)")):
+            row = result[key][name]
+            lines.append(
+                f"| {label} | {writing} | {row['s']} | {row['rows']:,} | {row['distinct']:,} "
+                f"| {row['missed']} |"
+            )
+    lines += [
         "",
         "lionmem searches with limit 10 (medians, ms):",
         "",
