@@ -57,17 +57,22 @@ def check_harness(harness: object) -> None:
         msg = f"{type(harness).__name__} is not a MemoryAdapterHarness (missing: {', '.join(missing)})"
         raise TypeError(msg)
     hooks = (*_REQUIRED, *_OPTIONAL)
-    plain = [name for name in hooks if hasattr(harness, name) and not _is_async(harness, name)]
+    plain = [name for name in hooks if not _is_async(getattr(harness, name, None))]
     if plain:
+        verb = "is not a coroutine method" if len(plain) == 1 else "are not coroutine methods"
         msg = (
-            f"{type(harness).__name__}'s {', '.join(plain)} must be coroutine methods "
-            "(async def): the suite awaits every harness method"
+            f"{type(harness).__name__}.{', .'.join(plain)} {verb} (async def): the suite awaits "
+            "every harness method"
         )
         raise TypeError(msg)
 
 
-def _is_async(harness: object, name: str) -> bool:
-    return inspect.iscoroutinefunction(getattr(harness, name))
+def _is_async(method: object) -> bool:
+    """Whether ``method`` is a coroutine function, seen through ``functools.wraps`` decorators;
+    ``None`` (a hook left out) counts as one."""
+    if method is None:
+        return True
+    return callable(method) and inspect.iscoroutinefunction(inspect.unwrap(method))
 
 
 def _cancelled_from_outside() -> bool:

@@ -35,8 +35,9 @@ FIXTURE = "memory_adapter_harness"
 SUITE_CLASS = "TestMemoryAdapterConformance"
 """The name of the test class the plugin adds beside the fixture."""
 
-_CLOSED: weakref.WeakSet[Any] = weakref.WeakSet()
-"""The harnesses the plugin has closed (those that accept weak references)."""
+_CLOSED: dict[int, weakref.ref[Any]] = {}
+"""The harnesses the plugin has closed, by identity (those that accept weak references): a new
+harness equal to a closed one is not the closed one."""
 REUSED = (
     "the memory_adapter_harness fixture returned a harness the suite already closed after an "
     "earlier case; the plugin closes the harness after every case, so the fixture must make a "
@@ -91,10 +92,19 @@ async def _run_one(
 
 def _check(case: str, harness: Any, config: pytest.Config) -> None:
     """Run one case against ``harness``; fail or skip the current test with the case's reason."""
-    from lionmem.conformance._runner import CASE_TIMEOUT, DEFAULT_SEED, REFERENCE_EXAMPLES
+    from lionmem.conformance._runner import (
+        CASE_TIMEOUT,
+        DEFAULT_SEED,
+        REFERENCE_EXAMPLES,
+        check_harness,
+    )
 
     if _was_closed(harness):
         pytest.fail(REUSED, pytrace=False)
+    try:
+        check_harness(harness)
+    except TypeError as error:
+        pytest.fail(str(error), pytrace=False)
     seed = config.getoption("lionmem_seed")
     examples = config.getoption("lionmem_examples")
     timeout = config.getoption("lionmem_timeout")
@@ -115,17 +125,17 @@ def _check(case: str, harness: Any, config: pytest.Config) -> None:
 
 
 def _was_closed(harness: Any) -> bool:
-    """Whether the plugin already closed ``harness`` after an earlier case."""
-    try:
-        return harness in _CLOSED
-    except TypeError:  # no weak references to it: it cannot be tracked
-        return False
+    """Whether the plugin already closed this very ``harness`` after an earlier case."""
+    closed = _CLOSED.get(id(harness))
+    return closed is not None and closed() is harness
 
 
 def _remember_closed(harness: Any) -> None:
-    """Note that the plugin closed ``harness``, when it accepts a weak reference."""
-    with contextlib.suppress(TypeError):
-        _CLOSED.add(harness)
+    """Note that the plugin closed ``harness``, when it accepts a weak reference (the entry
+    goes when the harness does)."""
+    key = id(harness)
+    with contextlib.suppress(TypeError):  # no weak references to it: it cannot be tracked
+        _CLOSED[key] = weakref.ref(harness, lambda _: _CLOSED.pop(key, None))
 
 
 def _suite_for(owner: object) -> type:

@@ -226,8 +226,8 @@ def test_a_harness_with_a_plain_method_exits_two_naming_it(
     assert (status, captured.out, captured.err) == (
         2,
         "",
-        f"lionmem conformance: {factories}:{factory}: PlainReset's reset must be coroutine "
-        "methods (async def): the suite awaits every harness method\n",
+        f"lionmem conformance: {factories}:{factory}: PlainReset.reset is not a coroutine "
+        "method (async def): the suite awaits every harness method\n",
     )
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -273,6 +275,18 @@ class _ListingReadsRecords(FakeService):
             self.index = index
 
 
+class _HitsDropSource(FakeMemoryAdapter):
+    """Search hits lose the metadata key ``source`` (retrieve keeps it)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [
+            hit.model_copy(
+                update={"metadata": {k: v for k, v in hit.metadata.items() if k != "source"}}
+            )
+            for hit in await super().search(query)
+        ]
+
+
 class _Harness(FakeHarness):
     """The fake's harness making stores of ``adapter`` (a manifest update or behaviour optional)."""
 
@@ -299,7 +313,8 @@ def _report(harness: FakeHarness, *cases: str, examples: int = 3) -> Conformance
 
 class Adversary(NamedTuple):
     name: str
-    harness: FakeHarness
+    make: Callable[[], FakeHarness]
+    """Makes a fresh harness: one the suite has closed is not used again."""
     case: str
     says: str
     """A part of the failure's reason."""
@@ -316,129 +331,157 @@ BACKEND = "backend-defined"
 ADVERSARIES = (
     Adversary(
         "silent-quota",
-        _Harness(_SilentQuota),
+        partial(_Harness, _SilentQuota),
         "empty_query_first_page",
         "retrieve() returned None for write 48 of 300",
     ),
     Adversary(
         "recall-swallows-outage",
-        _Harness(_RecallSwallowsOutage),
+        partial(_Harness, _RecallSwallowsOutage),
         "transport_outage",
         "search(text='conformance') returned []; search(tags=['t-kept']) returned []",
     ),
     Adversary(
         "lazy-connect",
-        _Harness(_LazyConnect),
+        partial(_Harness, _LazyConnect),
         "transport_outage",
         "retrieve(stored id) as a new store's first call returned None",
     ),
     Adversary(
         "float32",
-        _Harness(_Float32Numbers),
+        partial(_Harness, _Float32Numbers),
         "retrieve_structured_content",
         "returned float 0.10000000149011612 for stored 0.1",
     ),
     Adversary(
-        "float32", _Harness(_Float32Numbers), "metadata_round_trip", "preserves_metadata=True"
+        "float32",
+        partial(_Harness, _Float32Numbers),
+        "metadata_round_trip",
+        "preserves_metadata=True",
     ),
     Adversary(
-        "float32", _Harness(_Float32Numbers), "search_hit_fidelity", "search_fidelity='full'"
+        "float32",
+        partial(_Harness, _Float32Numbers),
+        "search_hit_fidelity",
+        "search_fidelity='full'",
     ),
-    Adversary("js-numbers", _Harness(_JsNumbers), "retrieve_structured_content", "returned int"),
+    Adversary(
+        "js-numbers", partial(_Harness, _JsNumbers), "retrieve_structured_content", "returned int"
+    ),
     Adversary(
         "js-numbers",
-        _Harness(_JsNumbers),
+        partial(_Harness, _JsNumbers),
         "metadata_round_trip",
         "metadata {'floats': [0.1, 0.3333333333333333, 1, 0]}",
     ),
     Adversary(
         "limit-ignored",
-        _Harness(_PredicatesIgnoreLimit, search_semantics=BACKEND),
+        partial(_Harness, _PredicatesIgnoreLimit, search_semantics=BACKEND),
         "limit_positive",
         "search(text='probe', limit=1) over 5 matching stored items returned 5 hits",
     ),
     Adversary(
         "text-only-filters",
-        _Harness(_TextOnlyFilters, search_semantics=BACKEND),
+        partial(_Harness, _TextOnlyFilters, search_semantics=BACKEND),
         "supported_filter_selects",
         "search(filters={'lang': 7}) returned an item whose value differs",
     ),
     Adversary(
         "native-option-filters",
-        _Harness(_NativeOptionFilters),
+        partial(_Harness, _NativeOptionFilters),
         "unsupported_filter_rejected",
         "instead of raising UnsupportedMemoryQuery",
     ),
     Adversary(
         "split-index",
-        _split_index_harness(),
+        _split_index_harness,
         "search_visibility",
         "search(text='visibility') right after a successful store()",
     ),
     Adversary(
         "tag-set",
-        _Harness(_TagSet),
+        partial(_Harness, _TagSet),
         "retrieve_anchors",
         "tags=['a', 'b'] for stored ['a', 'a', '', 'b']",
     ),
     Adversary(
+        "tag-set-native-fields",
+        partial(
+            _Harness,
+            _TagSet,
+            FakeBehaviour(tagless_search_hits=True),
+            preserves_metadata=False,
+            retrieve_fidelity="native_fields",
+            search_fidelity="native_fields",
+            search_semantics=BACKEND,
+        ),
+        "retrieve_anchors",
+        "tags=['a', 'b'] for stored ['a', 'a', '', 'b']",
+    ),
+    Adversary(
+        "hits-drop-a-metadata-key",
+        partial(_Harness, _HitsDropSource),
+        "search_hit_fidelity",
+        "the search hit has metadata=",
+    ),
+    Adversary(
         "no-empty-tags",
-        _Harness(_NoEmptyTags),
+        partial(_Harness, _NoEmptyTags),
         "search_hit_tags",
         "tags ['a', 'a', 'b'] for stored ['a', 'a', '', 'b']",
     ),
     Adversary(
         "stripped-text",
-        _Harness(_StrippedText),
+        partial(_Harness, _StrippedText),
         "retrieve_structured_content",
         "returned str 'indented' for stored '  indented\\n'",
     ),
     Adversary(
         "sorted-keys",
-        _Harness(_SortedKeys),
+        partial(_Harness, _SortedKeys),
         "retrieve_structured_content",
         "{'a': 2, 'b': 1} and {'b': 1, 'a': 2}",
     ),
     Adversary(
         "scored-subclass",
-        _Harness(_ScoredHits),
+        partial(_Harness, _ScoredHits),
         "search_returns_memory_items",
         "a MemoryItem subclass _Scored",
     ),
     Adversary(
         "native-content",
-        _Harness(_NativeContentHits, search_fidelity="lossy"),
+        partial(_Harness, _NativeContentHits, search_fidelity="lossy"),
         "search_returns_memory_items",
         "content is a _NativeHit, not JSON data",
     ),
     Adversary(
         "downgrade",
-        _Harness(_DowngradesWhenDown),
+        partial(_Harness, _DowngradesWhenDown),
         "transport_outage",
         "store.manifest changed after the failed calls",
     ),
     Adversary(
         "microseconds",
-        _Harness(_MicrosecondTime),
+        partial(_Harness, _MicrosecondTime),
         "retrieve_created_at",
         "created_at=1000000000.123457 for stored 1000000000.1234567",
     ),
-    Adversary("page-cap", _Harness(_PageCap), "reference_search_profile", "example 0"),
+    Adversary("page-cap", partial(_Harness, _PageCap), "reference_search_profile", "example 0"),
     Adversary(
         "half-id-keys",
-        _Harness(_HalfIdKeys),
+        partial(_Harness, _HalfIdKeys),
         "unknown_id_returns_none",
         "an unknown id returns None",
     ),
     Adversary(
         "made-up-hit-tags",
-        _Harness(_MadeUpHitTags, FakeBehaviour(tagless_search_hits=True)),
+        partial(_Harness, _MadeUpHitTags, FakeBehaviour(tagless_search_hits=True)),
         "search_hit_tags",
         "carried tags ['memory']",
     ),
     Adversary(
         "cancelled-on-outage",
-        _Harness(_CancelledOnOutage),
+        partial(_Harness, _CancelledOnOutage),
         "transport_outage",
         "unexpected CancelledError (the run was not cancelled)",
     ),
@@ -448,7 +491,7 @@ ADVERSARIES = (
 @pytest.mark.parametrize("adversary", ADVERSARIES, ids=[f"{a.name}-{a.case}" for a in ADVERSARIES])
 def test_adversary_fails_its_case(adversary: Adversary) -> None:
     """The case fails, and its reason says what the adapter did."""
-    result = _report(adversary.harness, adversary.case).result(adversary.case)
+    result = _report(adversary.make(), adversary.case).result(adversary.case)
     assert (result.status, adversary.says in (result.reason or "")) == ("failed", True), result
 
 
@@ -522,18 +565,40 @@ LOSSY_METADATA: dict[str, Any] = {
     "search_fidelity": "native_fields",
 }
 REFUSERS = {
-    "flat-metadata": _Harness(_FlatMetadata, **LOSSY_METADATA, search_semantics=BACKEND),
-    "closed-schema": _Harness(_ClosedSchema, **LOSSY_METADATA, search_semantics=BACKEND),
-    "document-keys": _Harness(_DocumentKeys, any_filter_key=True),
-    "text-only": _Harness(_TextOnly, search_semantics=BACKEND),
+    "flat-metadata": partial(_Harness, _FlatMetadata, **LOSSY_METADATA, search_semantics=BACKEND),
+    "closed-schema": partial(_Harness, _ClosedSchema, **LOSSY_METADATA, search_semantics=BACKEND),
+    "document-keys": partial(_Harness, _DocumentKeys, any_filter_key=True),
+    "text-only": partial(_Harness, _TextOnly, search_semantics=BACKEND),
 }
 
 
 @pytest.mark.parametrize("name", sorted(REFUSERS))
 def test_honest_refuser_passes(name: str) -> None:
     """A store refusing values it cannot hold, with MemoryAdapterError, fails no case."""
-    report = _report(REFUSERS[name], examples=20)
+    report = _report(REFUSERS[name](), examples=20)
     assert [(result.case, result.reason) for result in report.failed] == []
+
+
+def test_hits_losing_metadata_that_cannot_be_refused_are_not_told_to_refuse() -> None:
+    """Metadata claimed preserved is written without a refusal allowed: losing it in hits is a
+    lie of the manifest, not a value that should have been refused."""
+    result = _report(_Harness(_HitsDropSource), "search_hit_fidelity").result("search_hit_fidelity")
+    assert (result.status, "must be refused" in (result.reason or "")) == ("failed", False)
+
+
+def test_many_supported_filter_keys_pass() -> None:
+    """With 20 supported filter keys, a None filter still sees every item the case stored."""
+    keys = frozenset(f"k{n:02d}" for n in range(20))
+    manifest = declared_manifest().model_copy(update={"supported_filters": keys})
+    result = _report(FakeHarness(manifest=manifest), "supported_filter_selects").result(
+        "supported_filter_selects"
+    )
+    assert (result.status, result.reason) == (
+        "passed",
+        "; ".join(
+            f"'{key}'={value!r}" for key in sorted(keys) for value in ("match", 7, True, None)
+        ),
+    )
 
 
 def test_filter_case_without_any_accepted_value_is_not_applicable() -> None:
@@ -548,7 +613,7 @@ def test_filter_case_without_any_accepted_value_is_not_applicable() -> None:
 
 def test_refused_values_are_named_in_the_pass() -> None:
     """A case passing with some values refused says which, not silently."""
-    result = _report(REFUSERS["text-only"], "search_hit_fidelity").result("search_hit_fidelity")
+    result = _report(REFUSERS["text-only"](), "search_hit_fidelity").result("search_hit_fidelity")
     assert (result.status, result.reason) == (
         "passed",
         "refused (ADR-0093 D3): content {'text': ...}; content [0.1, 0.3333333333333333, 1.0, "

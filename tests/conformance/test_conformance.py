@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -289,9 +291,41 @@ def test_run_refuses_a_harness_with_plain_methods() -> None:
     """run() of a harness whose methods are not coroutines raises TypeError naming them."""
     with pytest.raises(
         TypeError,
-        match=r"^_PlainHooks's reset, make_foreign_record must be coroutine methods \(async def\)",
+        match=r"^_PlainHooks.reset, .make_foreign_record are not coroutine methods \(async def\)",
     ):
         asyncio.run(run(_PlainHooks()))  # type: ignore[arg-type]  # the point: plain methods
+
+
+def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A plain decorator that keeps the wrapped function's identity (functools.wraps)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return method(*args, **kwargs)
+
+    return wrapper
+
+
+class _DecoratedAndWithoutAHook(FakeHarness):
+    """A harness whose reset is an async method under a plain decorator, and whose foreign-record
+    hook is left out by setting it to None."""
+
+    make_foreign_record = None  # type: ignore[assignment]  # the point: a hook left out
+
+    @_wrapped
+    async def reset(self) -> None:
+        await super().reset()
+
+
+def test_run_takes_decorated_coroutines_and_hooks_set_to_none() -> None:
+    """A coroutine under a functools.wraps decorator is a coroutine method, and a hook set to
+    None is a hook left out: its case is not applicable, the others run."""
+    report = asyncio.run(run(_DecoratedAndWithoutAHook()))
+    assert report.ok
+    foreign = next(
+        result for result in report.results if result.case == "foreign_record_returns_none"
+    )
+    assert foreign.status == "not_applicable"
 
 
 def test_hung_case_fails_at_its_deadline() -> None:

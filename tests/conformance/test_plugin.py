@@ -232,3 +232,55 @@ def test_harness_reused_after_close_fails_saying_why(tmp_path: Path) -> None:
         True,
         True,
     ), run.stdout
+
+
+EQUAL_HARNESSES = """
+    import gc
+
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    class Equal(FakeHarness):
+        # Every instance equals every other, and a cycle keeps each alive until a collection.
+        def __eq__(self, other):
+            return isinstance(other, Equal)
+
+        def __hash__(self):
+            return 0
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        gc.disable()  # keep the closed harnesses alive, as a busy test session would
+        harness = Equal()
+        harness.me = harness
+        return harness
+"""
+
+
+def test_a_new_harness_equal_to_a_closed_one_is_not_reused(tmp_path: Path) -> None:
+    """The plugin tells a closed harness by identity: a new one that compares equal runs."""
+    run = _pytest(tmp_path, EQUAL_HARNESSES, "-k", "protocols or store_returns_item_id")
+    assert (run.returncode, "2 passed" in run.stdout) == (0, True), run.stdout
+
+
+PLAIN_METHOD = """
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    class Plain(FakeHarness):
+        def reset(self):
+            pass
+
+    @pytest.fixture
+    def memory_adapter_harness():
+        return Plain()
+"""
+
+
+def test_a_harness_with_a_plain_method_fails_each_test_naming_it(tmp_path: Path) -> None:
+    """Under pytest too, a harness method that is not a coroutine fails the test, saying which."""
+    run = _pytest(tmp_path, PLAIN_METHOD, "-k", "protocols")
+    message = "Plain.reset is not a coroutine method (async def)"
+    assert (run.returncode, "1 failed" in run.stdout, message in run.stdout) == (1, True, True), (
+        run.stdout
+    )
