@@ -159,7 +159,7 @@ def _primary(exc: sqlite3.Error) -> int:
 def _translate(exc: sqlite3.Error, where: str, file: str | None = None) -> MemoryAdapterError:
     """The lionmem error for ``exc``; ``file``: the store's file, named when it cannot be opened."""
     code = _primary(exc)
-    if code == sqlite3.SQLITE_CANTOPEN and file is not None and os.path.isfile(file):
+    if code == sqlite3.SQLITE_CANTOPEN and file is not None and _wal_blocked(file):
         msg = (
             f"SQLite database {where} is unavailable: {exc} (SQLite opens a WAL database, even "
             "to read it, only where it can create or open its -wal and -shm files beside it: on "
@@ -171,6 +171,21 @@ def _translate(exc: sqlite3.Error, where: str, file: str | None = None) -> Memor
     if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return MemoryAdapterError(f"SQLite database {where} is damaged: {exc}")
     return MemoryAdapterError(f"SQLite database {where} failed: {exc}")
+
+
+def _wal_blocked(file: str) -> bool:
+    """Whether ``file`` exists but its -wal or -shm file cannot be made or used beside it: the
+    directory is not writable (read-only storage), or one of them is not a file this process
+    can read and write."""
+    if not os.path.isfile(file):
+        return False
+    if not os.access(os.path.dirname(file) or ".", os.W_OK):
+        return True
+    for companion in (file + "-wal", file + "-shm"):
+        exists = os.path.lexists(companion)
+        if exists and not (os.path.isfile(companion) and os.access(companion, os.R_OK | os.W_OK)):
+            return True
+    return False
 
 
 def _locked(exc: BaseException) -> bool:

@@ -13,7 +13,7 @@ import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.stores.sqlite import SQLiteMemoryStore
+from lionmem.stores.sqlite import SQLiteMemoryStore, _wal_blocked
 from tests.stores.sqlite.support import dump, raw
 
 
@@ -202,6 +202,19 @@ async def test_a_file_whose_wal_cannot_be_opened_says_what_sqlite_needs(tmp_path
     assert str(caught.value) == (
         f"SQLite database {str(missing)!r} is unavailable: unable to open database file"
     )
+
+
+def test_the_wal_reason_is_given_only_where_it_applies(tmp_path: Path) -> None:
+    """The -wal/-shm reason is named for a file whose companions cannot be used, not for a
+    file whose companions are fine or absent (another cause, such as no descriptor left)."""
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"")
+    assert not _wal_blocked(str(path))
+    (tmp_path / "memory.db-shm").write_bytes(b"")
+    assert not _wal_blocked(str(path))
+    (tmp_path / "memory.db-wal").mkdir()
+    assert _wal_blocked(str(path))
+    assert not _wal_blocked(str(tmp_path / "absent.db"))
 
 
 # ---------------------------------------------------------------- interruptions and refusals
