@@ -232,10 +232,18 @@ def _loads(document: str) -> tuple[Any, bool, int]:
 _WHERE = re.compile(r" at line (\d+) column (\d+)$")
 
 
+# Fewer opening brackets than this cannot reach the depth pydantic's JSON parser refuses.
+_DEEP_BRACKETS = 190
+
+
 def _unreadable(document: str) -> tuple[int, str] | None:
     """Why pydantic's JSON parser (import's and the models') refuses ``document``, which
     Python's reads, and the line of it where (from 1): nesting, or a lone surrogate escape.
-    ``None`` when it reads it, or refuses it for a number (those are found where they stand)."""
+    ``None`` when it reads it, or refuses it for a number (those are found where they stand).
+    Parsed again only when it holds an escape or enough brackets to be refused."""
+    brackets = document.count("[") + document.count("{")
+    if "\\u" not in document and brackets < _DEEP_BRACKETS:
+        return None
     try:
         from_json(document)
     except ValueError as error:
@@ -249,7 +257,11 @@ def _unreadable(document: str) -> tuple[int, str] | None:
             reason = "a lone surrogate escape (\\ud800-\\udfff not in a pair)"
         else:
             return None
-        return int(found.group(1)), f"not JSON lionmem reads: {reason} at column {found.group(2)}"
+        line = int(found.group(1))
+        # The parser counts the column in UTF-8 bytes; a person counts characters.
+        text = document.split("\n")[line - 1].encode("utf-8")[: int(found.group(2)) - 1]
+        column = len(text.decode("utf-8", errors="ignore")) + 1
+        return line, f"not JSON lionmem reads: {reason} at column {column}"
     return None
 
 
@@ -430,10 +442,8 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
         refused = _unreadable(document)
-        if refused is not None:
-            report.invalid += 1
+        if refused is not None:  # first: import stops there, whatever else the document holds
             yield f"{name}:{line + refused[0] - 1}: {refused[1]}"
-            continue
         try:
             located = _checked(
                 validator, document, value, odd_numbers=odd_numbers, too_long=too_long
@@ -442,7 +452,7 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
             report.invalid += 1
             yield f"{name}:{line}: {_TOO_DEEP}"
             continue
-        report.invalid += bool(located)
+        report.invalid += bool(located) or refused is not None
         for where, at, message in located:
             yield f"{name}:{line + where}: {at}: {visible(message)}"
 

@@ -357,6 +357,24 @@ def test_what_import_cannot_read_is_a_problem_where_it_stands(tmp_path: Path) ->
     ]
 
 
+def test_what_import_cannot_read_comes_first_and_the_schema_is_still_checked(
+    tmp_path: Path,
+) -> None:
+    """A lone surrogate escape is reported first, at its column counted in characters (not the
+    parser's UTF-8 bytes), and the document's schema problems follow."""
+    (tmp_path / "odd.jsonl").write_text('{"tags": 5, "content": "ééé\\ud800"}\n', encoding="utf-8")
+    result = lionmem("validate", "odd.jsonl", cwd=tmp_path)
+    assert (result.status, result.stdout.splitlines()) == (
+        1,
+        [
+            "odd.jsonl:1: not JSON lionmem reads: a lone surrogate escape (\\ud800-\\udfff not "
+            "in a pair) at column 34",
+            "odd.jsonl:1: $.tags: 5 is not of type 'array'",
+            "odd.jsonl: 1 document, 1 invalid (memory_item)",
+        ],
+    )
+
+
 def test_a_pretty_document_import_cannot_read_is_a_problem_on_its_line(tmp_path: Path) -> None:
     """The line of the problem in a document written over several lines is the parser's."""
     (tmp_path / "query.json").write_text('{"text":\n  "\\udc00"}\n', encoding="utf-8")
