@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
+import itertools
 import json
 import platform
 import random
@@ -32,6 +34,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -47,7 +50,9 @@ WORDS = [
 _A = TypeVar("_A")
 NAMESPACE = ("bench",)
 USERS = 100
-PUTS = 200
+PUTS = 384
+"""Timed puts per store and durability: three of lionmem's indexing batches (128 items) and a
+checkpoint at NORMAL (every 300 inserts), so the means include them."""
 GETS = 2000
 WRITES = 1600
 """Writes of the writers comparison (``--writes``): half by one writer, half by eight."""
@@ -59,7 +64,7 @@ BURST = 20
 """Calls a store makes in a row before the next store's turn."""
 STORES = ("lionmem", "SqliteStore", "AsyncSqliteStore")
 JOURNALS = ("default", "WAL + FULL", "WAL + NORMAL")
-"""The durability settings puts are timed at: each store's default, then both alike."""
+"""The durability settings puts are timed at: each store's default, then all three alike."""
 SYNCHRONOUS = {"WAL + FULL": "FULL", "WAL + NORMAL": "NORMAL"}
 
 
@@ -133,19 +138,47 @@ async def time_async(
     return [await timed(argument) for argument in arguments]
 
 
-async def take_turns(contenders: dict[str, tuple[Timed, Sequence[Any]]]) -> dict[str, list[float]]:
+@dataclass
+class Turns:
+    """One store's timed calls of an operation, and the seconds it then spent finishing the work
+    they left for later (lionmem's worker indexing the newest items, say), waited for after each
+    of its bursts so that no other store's burst pays for it."""
+
+    samples: list[float] = field(default_factory=list)
+    deferred: float = 0.0
+
+    def mean_us(self) -> float:
+        return (sum(self.samples) + self.deferred) / len(self.samples) * 1e6
+
+
+Settle = Callable[[], Awaitable[object]]
+"""Waits until a store has finished the work its calls left for later."""
+
+
+async def take_turns(
+    contenders: dict[str, tuple[Timed, Sequence[Any], Settle | None]],
+) -> dict[str, Turns]:
     """Time each contender's calls on its own arguments (the same number for all), in bursts of
-    ``BURST`` taking turns, the first of each round rotating; return each one's seconds."""
+    ``BURST`` taking turns in every order in rotation (so none always follows the same one);
+    after a contender's burst, time its ``Settle`` (if any) as its deferred work."""
     names = list(contenders)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    count = min(len(arguments) for _, arguments in contenders.values())
+    counts = {len(arguments) for _, arguments, _ in contenders.values()}
+    if len(counts) != 1:
+        msg = f"every contender needs as many arguments, got {sorted(counts)}"
+        raise ValueError(msg)
+    (count,) = counts
+    turns = {name: Turns() for name in names}
+    orders = list(itertools.permutations(names))
     for turn, first in enumerate(range(0, count, BURST)):
-        shift = turn % len(names)
-        for name in names[shift:] + names[:shift]:
-            timed, arguments = contenders[name]
-            for argument in arguments[first : min(first + BURST, count)]:
-                samples[name].append(await timed(argument))
-    return samples
+        for name in orders[turn % len(orders)]:
+            timed, arguments, settle = contenders[name]
+            for argument in arguments[first : first + BURST]:
+                turns[name].samples.append(await timed(argument))
+            if settle is not None:
+                start = time.perf_counter()
+                await settle()
+                turns[name].deferred += time.perf_counter() - start
+    return turns
 
 
 # -------------------------------------------------------------------------------- lionmem
@@ -317,9 +350,10 @@ async def compare(
     paths: dict[str, Path],
     operations: dict[str, tuple[list[dict[str, Any]], list[str]]],
     journal: str,
-) -> dict[str, dict[str, list[float]]]:
+) -> dict[str, dict[str, Turns]]:
     """Open the three stores at ``journal`` at once and time each of ``operations`` (name:
-    records, users) taking turns; return operation -> store -> seconds per call."""
+    records, users; a put's first record warms each store untimed) taking turns; return
+    operation -> store -> its turns."""
     async with (
         lionmem_store(paths["lionmem"], journal) as mine,
         langgraph_async_store(paths["AsyncSqliteStore"], journal=journal) as asynchronous,
@@ -330,8 +364,20 @@ async def compare(
             sync.search(NAMESPACE, limit=1)
             await asynchronous.asearch(NAMESPACE, limit=1)
             calls = contenders(mine, sync, asynchronous)
+
+            async def settle() -> None:  # lionmem's worker done with what the puts queued
+                await mine._call(lambda conn: None)
+
             out = {}
-            for operation, (records_, users) in operations.items():
+            for operation, (given_records, users) in operations.items():
+                records_ = given_records
+                if operation == "put":  # one untimed put each: the first put of a store costs more
+                    for name, (warm,) in arguments("put", records_[:1], []).items():
+                        result = calls[name]["put"](warm)
+                        if inspect.isawaitable(result):
+                            await result
+                    await settle()
+                    records_ = records_[1:]
                 given = arguments(operation, records_, users)
                 out[operation] = await take_turns(
                     {
@@ -340,6 +386,7 @@ async def compare(
                                 calls[name][operation]
                             ),
                             given[name],
+                            settle if name == "lionmem" and operation == "put" else None,
                         )
                         for name in calls
                     }
@@ -469,10 +516,6 @@ def file_mib(path: Path) -> float:
     return sum(file.stat().st_size for file in files if file.exists()) / 2**20
 
 
-def mean_us(samples: list[float]) -> float:
-    return statistics.fmean(samples) * 1e6
-
-
 LABELS = {
     "put": "put, each store's default durability",
     "put (WAL + FULL)": "put, both WAL + synchronous=FULL",
@@ -484,10 +527,12 @@ LABELS = {
 
 
 def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dict[str, Any]:
-    data = records(size + len(JOURNALS) * PUTS, seed)
+    chunk = PUTS + 1  # one record more per journal, to warm each store untimed
+    data = records(size + len(JOURNALS) * chunk, seed)
     base = data[:size]
     fresh = {
-        journal: data[size + n * PUTS : size + (n + 1) * PUTS] for n, journal in enumerate(JOURNALS)
+        journal: data[size + n * chunk : size + (n + 1) * chunk]
+        for n, journal in enumerate(JOURNALS)
     }
     paths = {name: directory / f"{name}-{size}.db" for name in STORES}
     fill_ours = asyncio.run(lionmem_fill(paths["lionmem"], base))
@@ -513,14 +558,14 @@ def run_size(size: int, directory: Path, seed: int, writes: int = WRITES) -> dic
         comparison.append(
             {
                 "operation": label,
-                "lionmem_us": median_us(ours),
-                "langgraph_us": median_us(sync),
-                "langgraph_async_us": median_us(asynchronous),
-                "ratio": median_us(sync) / median_us(ours),
-                "ratio_async": median_us(asynchronous) / median_us(ours),
-                "lionmem_mean_us": mean_us(ours),
-                "langgraph_mean_us": mean_us(sync),
-                "langgraph_async_mean_us": mean_us(asynchronous),
+                "lionmem_us": median_us(ours.samples),
+                "langgraph_us": median_us(sync.samples),
+                "langgraph_async_us": median_us(asynchronous.samples),
+                "ratio": median_us(sync.samples) / median_us(ours.samples),
+                "ratio_async": median_us(asynchronous.samples) / median_us(ours.samples),
+                "lionmem_mean_us": ours.mean_us(),
+                "langgraph_mean_us": sync.mean_us(),
+                "langgraph_async_mean_us": asynchronous.mean_us(),
             }
         )
     ours_path = paths["lionmem"]
