@@ -2,7 +2,8 @@
 
 Run ``make bench-postgres`` (or ``python tools/bench_postgres.py``; it needs the ``bench``
 dependency group: ``langgraph-checkpoint-postgres``, ``psycopg``, ``psycopg-pool``). It starts a
-throwaway durable cluster (fsync and synchronous commits on) as the tests do. Both stores get the
+throwaway durable cluster (fsync and synchronous commits on, autovacuum off: the tool vacuums
+after each load itself) as the tests do. Both stores get the
 same records under the same keys (about 250 characters of text, 0-3 of 50 tags, metadata
 ``user``/``n``/``kind``; lionmem's random UUIDs are LangGraph's keys), each in a database of its
 own, through pools of 8 connections; every argument is built before the clock starts. Timed,
@@ -235,8 +236,8 @@ async def wal_position(dsn: str) -> int:
         await conn.close()
 
 
-async def vacuum(dsn: str, command: str = "VACUUM ANALYZE") -> None:
-    """Run ``command`` (a maintenance statement) on the database of ``dsn``."""
+async def maintain(dsn: str, command: str = "VACUUM ANALYZE") -> None:
+    """Run ``command`` (``VACUUM ANALYZE``, ``CHECKPOINT``) on the database of ``dsn``."""
     import asyncpg
 
     conn = await asyncpg.connect(dsn)
@@ -248,7 +249,7 @@ async def vacuum(dsn: str, command: str = "VACUUM ANALYZE") -> None:
 
 async def wal_window(dsn: str, work: Callable[[], Awaitable[_A]]) -> tuple[_A, int]:
     """Run ``work`` right after a ``CHECKPOINT``; return its result and the WAL bytes written."""
-    await vacuum(dsn, "CHECKPOINT")
+    await maintain(dsn, "CHECKPOINT")
     began = await wal_position(dsn)
     result = await work()
     return result, await wal_position(dsn) - began
@@ -287,7 +288,7 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
         # What autovacuum does within a minute of a bulk load: statistics for the planner and
         # GIN pending lists merged. Both databases get it before anything is timed.
         for database in ("lionmem", "langgraph"):
-            await vacuum(dsn_of(database))
+            await maintain(dsn_of(database))
         # Right after the load and its vacuum, before the timed writes below fill the GIN
         # pending lists that every search scans until autovacuum merges them again.
         result["lionmem searches, ms"] = {str(size): await lionmem_searches(store, 200)}
@@ -312,13 +313,15 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
             lambda n: store.retrieve(items[n].id), lambda n: peer.aget(NAMESPACE, keys[n]), picks
         ))  # fmt: skip
         users = [f"user{rng.randrange(USERS)}" for _ in range(60)]
+        by_user = {user: MemoryQuery(filters={"user": user}, limit=10) for user in users}
+        first_page = MemoryQuery(limit=10)
         add("metadata equality, limit 10", await interleaved(
-            lambda u: store.search(MemoryQuery(filters={"user": u}, limit=10)),
+            lambda u: store.search(by_user[u]),
             lambda u: peer.asearch(NAMESPACE, filter={"user": u}, limit=10),
             users,
         ))  # fmt: skip
         add("list, limit 10", await interleaved(
-            lambda _: store.search(MemoryQuery(limit=10)),
+            lambda _: store.search(first_page),
             lambda _: peer.asearch(NAMESPACE, limit=10),
             list(range(60)),
         ))  # fmt: skip
@@ -353,7 +356,7 @@ async def run(dsn_of: Callable[[str], str], size: int, large: int, seed: int) ->
     if large:
         async with PostgresMemoryStore(dsn_of("large"), namespace="bench", max_size=POOL) as big:
             rate = await fill_lionmem(big, [item_of(record) for record in records(large, seed)])
-            await vacuum(dsn_of("large"))
+            await maintain(dsn_of("large"))
             result["bulk load items/s"]["lionmem at large"] = round(rate)
             result["lionmem searches, ms"][str(large)] = await lionmem_searches(big, 100)
     return result
@@ -422,7 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cluster: Cluster | None = None
     try:
-        cluster = started_cluster(durable=True)
+        # Autovacuum off: the tool vacuums after each load itself, and a background vacuum of one
+        # database must not land in the other store's timed window.
+        cluster = started_cluster(durable=True, settings={"autovacuum": "off"})
         databases = {
             name: cluster.fresh_database(name) for name in ("lionmem", "langgraph", "large")
         }
