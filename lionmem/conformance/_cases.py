@@ -1060,7 +1060,15 @@ async def _transport_outage(ctx: CaseContext) -> str | None:
     # D4: transport creation failure raises from the first explicit call that requires it.
     broken: list[str] = []
     for label, call in _calls(ctx, kept):
-        await ctx.new_store()
+        try:
+            await ctx.new_store()
+        except MemoryAdapterUnavailable as exc:
+            msg = (
+                f"the harness's make_store() raised MemoryAdapterUnavailable during the outage "
+                f"({exc}); ADR-0093 D4: a store is made without its transport, whose failure "
+                "surfaces at the first explicit call (the harness must not connect eagerly)"
+            )
+            raise CaseFailed(msg) from exc
         problem = await _raises(call, MemoryAdapterUnavailable)
         if problem is not None:
             broken.append(f"{label} as a new store's first call {problem}")

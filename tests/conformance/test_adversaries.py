@@ -159,6 +159,16 @@ class _LazyConnect(FakeMemoryAdapter):
         return await super().search(query) if self._connect() else []
 
 
+class _EagerHarness(FakeHarness):
+    """Connects in make_store, so that a store cannot be made while the transport is down."""
+
+    async def make_store(self) -> FakeMemoryAdapter:
+        if not self.service.available:
+            msg = "connection refused"
+            raise MemoryAdapterUnavailable(msg)
+        return await super().make_store()
+
+
 class _CancelledOnOutage(FakeMemoryAdapter):
     """Raises asyncio.CancelledError where the transport is down (a torn-down client task group)."""
 
@@ -471,7 +481,7 @@ ADVERSARIES = (
         "half-id-keys",
         partial(_Harness, _HalfIdKeys),
         "unknown_id_returns_none",
-        "an unknown id returns None",
+        "returned the item with id",
     ),
     Adversary(
         "made-up-hit-tags",
@@ -584,6 +594,18 @@ def test_hits_losing_metadata_that_cannot_be_refused_are_not_told_to_refuse() ->
     lie of the manifest, not a value that should have been refused."""
     result = _report(_Harness(_HitsDropSource), "search_hit_fidelity").result("search_hit_fidelity")
     assert (result.status, "must be refused" in (result.reason or "")) == ("failed", False)
+
+
+def test_a_harness_connecting_in_make_store_is_named_in_the_outage_case() -> None:
+    """A harness whose make_store() fails during the outage is told so, not reported as an
+    unexpected error of the adapter."""
+    result = _report(_EagerHarness(), "transport_outage").result("transport_outage")
+    assert (result.status, result.reason) == (
+        "failed",
+        "the harness's make_store() raised MemoryAdapterUnavailable during the outage "
+        "(connection refused); ADR-0093 D4: a store is made without its transport, whose "
+        "failure surfaces at the first explicit call (the harness must not connect eagerly)",
+    )
 
 
 def test_many_supported_filter_keys_pass() -> None:
