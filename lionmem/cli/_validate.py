@@ -7,9 +7,9 @@ Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON pat
 (``$.tags[0]``), in the order the values stand in the document (of a key given twice, the
 last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
-not), a number too large for a float, a lone surrogate escape or nesting of about 200 levels (which
-pydantic's JSON parser, the one import reads with, refuses). The schema is ``--schema`` (default ``memory_item``).
-Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
+not), a number too large for a float, a lone surrogate escape or nesting of about 200 levels
+(which pydantic's JSON parser, the one import reads with, refuses). The schema is ``--schema``
+(default ``memory_item``). Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
 form, as the MCP server and ajv check it), cross-file ``$ref`` resolved: the verdicts of the
 schema vectors. Needs jsonschema (the ``cli`` extra).
 """
