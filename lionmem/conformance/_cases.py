@@ -12,6 +12,7 @@ import functools
 import inspect
 import unicodedata
 from collections.abc import Awaitable, Callable
+from typing import Literal
 from uuid import UUID, uuid4
 
 from pydantic import ValidationError
@@ -166,6 +167,32 @@ async def _refusable(ctx: CaseContext, *candidates: tuple[MemoryItem, str]) -> l
     return [item for item, what in candidates if await ctx.store_unless_refused(item, what)]
 
 
+Problem = Callable[[MemoryItem, MemoryItem, bool], str | None]
+"""Says how an item read back (first) differs from the one stored, given whether the store could
+have refused it; ``None`` when it does not."""
+
+
+async def _kept_exactly(
+    ctx: CaseContext,
+    stored: list[MemoryItem],
+    candidates: tuple[tuple[MemoryItem, str], ...],
+    via: Literal["retrieve", "search"],
+    problem: Problem,
+) -> str | None:
+    """Store ``candidates`` unless refused, beside the ``stored`` items (written already and not
+    refusable), read each back ``via`` retrieve or as a search hit (once the index is visible)
+    and fail with the first ``problem``; return the pass's note of what was refused."""
+    kept = await _refusable(ctx, *candidates)
+    if via == "search":
+        await ctx.harness.make_search_index_visible()
+    for item in (*stored, *kept):
+        got = await (ctx.retrieve_stored(item) if via == "retrieve" else _find_hit(ctx, item))
+        message = problem(got, item, item not in stored)
+        if message is not None:
+            raise CaseFailed(message)
+    return _refused_note(candidates, kept)
+
+
 def _refused_note(
     candidates: tuple[tuple[MemoryItem, str], ...], kept: list[MemoryItem]
 ) -> str | None:
@@ -255,20 +282,20 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
     )
     if ctx.manifest.retrieve_fidelity != "lossy":
         candidates += ((ctx.item(tags=DUPLICATE_TAGS), DUPLICATED),)
-    kept = await _refusable(ctx, *candidates)
-    # No make_search_index_visible(): direct retrieval never waits for the search index.
-    for stored in (item, *kept):
-        got = await ctx.retrieve_stored(stored)
+
+    def problem(got: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:
         name = _first_difference(got, stored, ("id", "content", "tags"))
-        if name is not None:
-            msg = (
-                f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
-                f"retrieve() returned {name}={mismatch(getattr(got, name), getattr(stored, name))}; "
-                "ADR-0093 D3: id, content and tags are anchors"
-                + (f", and {_CANNOT_KEEP}" if stored is not item else "")
-            )
-            raise CaseFailed(msg)
-    return _refused_note(candidates, kept)
+        if name is None:
+            return None
+        return (
+            f"manifest lists {name!r} as native ({ctx.claim('retrieve_fidelity')}), but "
+            f"retrieve() returned {name}={mismatch(getattr(got, name), getattr(stored, name))}; "
+            "ADR-0093 D3: id, content and tags are anchors"
+            + (f", and {_CANNOT_KEEP}" if refusable else "")
+        )
+
+    # Not searched: direct retrieval never waits for the search index.
+    return await _kept_exactly(ctx, [item], candidates, "retrieve", problem)
 
 
 @case(
@@ -314,17 +341,17 @@ async def _retrieve_created_at(ctx: CaseContext) -> str | None:
     candidates = (
         (ctx.item(created_at=SUB_MICROSECOND_CREATED_AT), "a created_at below the microsecond"),
     )
-    kept = await _refusable(ctx, *candidates)
-    for stored in (item, *kept):
-        got = await ctx.retrieve_stored(stored)
-        if not same_value(got.created_at, stored.created_at):
-            msg = (
-                f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
-                f"retrieve() returned created_at={got.created_at!r} for stored {stored.created_at!r}"
-                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
-            )
-            raise CaseFailed(msg)
-    return _refused_note(candidates, kept)
+
+    def problem(got: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:
+        if same_value(got.created_at, stored.created_at):
+            return None
+        return (
+            f"manifest lists 'created_at' as native with {ctx.claim('retrieve_fidelity')}, but "
+            f"retrieve() returned created_at={got.created_at!r} for stored {stored.created_at!r}"
+            + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if refusable else "")
+        )
+
+    return await _kept_exactly(ctx, [item], candidates, "retrieve", problem)
 
 
 # --- Unknown id -----------------------------------------------------------------------------
@@ -811,14 +838,11 @@ async def _search_hit_tags(ctx: CaseContext) -> str | None:
         (ctx.item(tags=DECOMPOSED_TAGS), DECOMPOSED),
         (ctx.item(tags=DUPLICATE_TAGS), DUPLICATED),
     )
-    kept = await _refusable(ctx, *candidates)
-    await ctx.harness.make_search_index_visible()
-    for stored in (item, *kept):
-        hit = await _find_hit(ctx, stored)
-        problem = _hit_tags_problem(ctx, hit.tags, stored.tags)
-        if problem is not None:
-            raise CaseFailed(problem)
-    return _refused_note(candidates, kept)
+
+    def problem(hit: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:
+        return _hit_tags_problem(ctx, hit.tags, stored.tags)
+
+    return await _kept_exactly(ctx, [item], candidates, "search", problem)
 
 
 def _hit_tags_problem(ctx: CaseContext, got: list[str], stored: list[str]) -> str | None:
@@ -899,17 +923,17 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
         (ctx.item(metadata=metadata), f"metadata {short(metadata)}")
         for metadata in (BIG_METADATA, *NUMBER_METADATA)
     )
-    kept = await _refusable(ctx, *candidates)
-    for stored in (item, *kept):
-        got = await ctx.retrieve_stored(stored)
-        if not same_value(got.metadata, stored.metadata):
-            msg = (
-                f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
-                f"metadata {mismatch(got.metadata, stored.metadata)}"
-                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored is not item else "")
-            )
-            raise CaseFailed(msg)
-    return _refused_note(candidates, kept)
+
+    def problem(got: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:
+        if same_value(got.metadata, stored.metadata):
+            return None
+        return (
+            f"manifest claims {ctx.claim('preserves_metadata')}, but retrieve() returned "
+            f"metadata {mismatch(got.metadata, stored.metadata)}"
+            + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if refusable else "")
+        )
+
+    return await _kept_exactly(ctx, [item], candidates, "retrieve", problem)
 
 
 @case(
@@ -954,20 +978,19 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
         (ctx.item(content=DECOMPOSED_TEXT, tags=DECOMPOSED_TAGS), DECOMPOSED),
         (ctx.item(created_at=SUB_MICROSECOND_CREATED_AT), "a created_at below the microsecond"),
     )
-    kept = await _refusable(ctx, *candidates)
-    await ctx.harness.make_search_index_visible()
-    always = [item, nested] if manifest.preserves_metadata else [item]
-    for stored in (*always, *kept):
-        hit = await _find_hit(ctx, stored)
+
+    def problem(hit: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:
         name = _first_difference(hit, stored, names)
-        if name is not None:
-            msg = (
-                f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
-                f"{name}={mismatch(getattr(hit, name), getattr(stored, name))}"
-                + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if stored not in always else "")
-            )
-            raise CaseFailed(msg)
-    return _refused_note(candidates, kept)
+        if name is None:
+            return None
+        return (
+            f"manifest claims {ctx.claim('search_fidelity')}, but the search hit has "
+            f"{name}={mismatch(getattr(hit, name), getattr(stored, name))}"
+            + (f"; ADR-0093 D3: {_CANNOT_KEEP}" if refusable else "")
+        )
+
+    always = [item, nested] if manifest.preserves_metadata else [item]
+    return await _kept_exactly(ctx, always, candidates, "search", problem)
 
 
 # --- Consistency ----------------------------------------------------------------------------
