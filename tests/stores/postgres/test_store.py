@@ -324,6 +324,30 @@ async def test_closed_store_raises_unavailable(postgres_dsn: str) -> None:
             await call
 
 
+async def test_close_waits_for_a_write_under_way(postgres_dsn: str) -> None:
+    """A close() made while a write waits for a lock returns once that write has committed: the
+    write succeeds and is stored, and calls after it raise MemoryAdapterUnavailable."""
+    store = PostgresMemoryStore(postgres_dsn, namespace=f"close-{uuid4()}")
+    await store.open()
+    holder = await asyncpg.connect(postgres_dsn)
+    item = MemoryItem(content="under way")
+    try:
+        async with holder.transaction():
+            await holder.execute("LOCK TABLE lionmem_items IN EXCLUSIVE MODE")
+            write = asyncio.create_task(store.store(item))
+            await asyncio.sleep(0.2)
+            closing = asyncio.create_task(store.close())
+            await asyncio.sleep(0.2)
+            waiting = (write.done(), closing.done())
+    finally:
+        await holder.close()
+    assert (waiting, await write, await closing) == ((False, False), item.id, None)
+    with pytest.raises(MemoryAdapterUnavailable, match="closed"):
+        await store.retrieve(item.id)
+    async with PostgresMemoryStore(postgres_dsn, namespace=store.namespace) as reader:
+        assert payload(await reader.retrieve(item.id)) == payload(item)
+
+
 async def test_closed_store_raises_for_calls_that_need_no_server() -> None:
     """A closed store refuses the calls it could answer without the server, instead of giving
     ``[]``, ``None`` or ``False`` as if it were open; an argument error is still reported first."""
