@@ -78,13 +78,14 @@ def _reason_for(value: Any) -> str:
         return "JSON has no sets (store a sorted list)"
     if isinstance(value, bytes | bytearray | memoryview):
         return "JSON has no bytes (store text, for example base64)"
-    if isinstance(value, float):
+    if type(value) is float:
         return "JSON has no NaN or Infinity"
-    if isinstance(value, str | int | float | list | dict):
-        return (
-            f"it is a subclass of {type(value).__mro__[1].__name__}; JSON gives back the plain "
-            "type, whose str() and equality may differ (convert it first)"
-        )
+    for plain in (str, int, float, list, dict):
+        if isinstance(value, plain):
+            return (
+                f"it is a subclass of {plain.__name__}; JSON gives back the plain {plain.__name__}, "
+                "whose str() and equality may differ (convert it first)"
+            )
     return "only None, bool, int, finite float, str, list and dict with str keys round-trip"
 
 

@@ -44,6 +44,10 @@ class Text(str):
     __slots__ = ()
 
 
+class Price(float):
+    """A float subclass, finite (as numpy.float64 is)."""
+
+
 # ---------------------------------------------------------------- what comes back exactly
 
 EXACT_CONTENT: list[Any] = [
@@ -178,6 +182,7 @@ REFUSED: list[tuple[str, Any, str, str]] = [
     ("uuid", UUID(int=5), "content", "UUID"),
     ("int enum", Color.RED, "content", "Color"),
     ("str subclass", Text("x"), "content", "Text"),
+    ("float subclass", Price(9.5), "content", "Price"),
     ("ordered dict", OrderedDict(a=1), "content", "OrderedDict"),
     ("int key", {1: "a"}, "content[1]", "dict key of type int"),
     ("none key", {None: "a"}, "content[None]", "dict key of type NoneType"),
@@ -218,6 +223,23 @@ async def test_refused_replacement_keeps_the_old_item(store: SQLiteMemoryStore) 
     with pytest.raises(UnrepresentableValueError):
         await store.store(MemoryItem(id=item.id, content={1, 2}))
     assert dump(await store.retrieve(item.id)) == dump(item)
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [(Text("x"), "str"), (Color.RED, "int"), (Price(9.5), "float"), (OrderedDict(a=1), "dict")],
+)
+async def test_a_refused_subclass_is_told_its_plain_type(
+    store: SQLiteMemoryStore, value: Any, plain: str
+) -> None:
+    """A subclass of a JSON type is refused as that, naming the plain type it would come back as
+    (a finite float subclass is not told that JSON has no NaN)."""
+    with pytest.raises(UnrepresentableValueError) as caught:
+        await store.store(MemoryItem(content=value))
+    assert str(caught.value).endswith(
+        f"it is a subclass of {plain}; JSON gives back the plain {plain}, whose str() and "
+        "equality may differ (convert it first)"
+    )
 
 
 async def test_unrepresentable_metadata_value_is_refused(store: SQLiteMemoryStore) -> None:
