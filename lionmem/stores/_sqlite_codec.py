@@ -1,4 +1,5 @@
-"""Exact JSON encoding of MemoryItem fields for the SQLite store, and the text it indexes.
+"""Exact JSON encoding of MemoryItem fields for the SQLite and PostgreSQL stores, and the text
+they index.
 
 A value is accepted only if JSON gives it back equal *and* of the same type, so that ``str()`` of
 the decoded content is the ``str()`` the reference store would search: ``None``, ``bool``,
@@ -14,12 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from pydantic import ValidationError
+
 from lionmem._base import accepted_class_names
-from lionmem.errors import UnrepresentableValueError
+from lionmem.errors import MemoryAdapterError, UnrepresentableValueError
 from lionmem_models.memory_item import MemoryItem
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "UnrepresentableValueError",
     "canonical",
     "decode_item",
+    "decode_row",
     "encode_item",
     "fields_of",
     "fts_text",
@@ -34,8 +38,6 @@ __all__ = [
     "json_text",
     "lowered_text",
     "read_json",
-    "require_item",
-    "require_items",
 ]
 
 # Canonical texts longer than this are stored (and looked up) as a digest, so the metadata index
@@ -273,37 +275,6 @@ def id_text(item_id: UUID) -> str:
     return str(item_id) if type(item_id) is UUID else str(UUID(int=item_id.int))
 
 
-def require_item(item: object, store: str, method: str = "store") -> MemoryItem:
-    """Return ``item`` if it is a plain ``MemoryItem``; else raise, naming ``store``'s ``method``.
-
-    A subclass raises ``UnrepresentableValueError`` (it would come back as a plain item),
-    anything else ``TypeError``.
-    """
-    if type(item) is MemoryItem:
-        return item
-    if isinstance(item, MemoryItem):
-        reason = (
-            f"{store} gives items back as plain MemoryItem, so a subclass would not "
-            "round-trip; convert it to a MemoryItem first"
-        )
-        raise UnrepresentableValueError("__class__", type(item).__qualname__, reason)
-    if method == "store":
-        hint = "; use store_many() for several items" if isinstance(item, list | tuple) else ""
-        msg = f"store() takes a MemoryItem, got {type(item).__qualname__}{hint}"
-    else:
-        msg = f"{method}() takes MemoryItem items, got a {type(item).__qualname__} among them"
-    raise TypeError(msg)
-
-
-def require_items(items: Iterable[MemoryItem], method: str) -> Iterable[MemoryItem]:
-    """Return ``items``, refusing one ``MemoryItem`` given in their place (iterating it would
-    yield its fields)."""
-    if isinstance(items, MemoryItem):
-        msg = f"{method}() takes an iterable of MemoryItem, got one MemoryItem: use store()"
-        raise TypeError(msg)
-    return items
-
-
 def encode_item(item: MemoryItem) -> EncodedItem:
     """Encode every field of ``item`` exactly, or raise before anything is written.
 
@@ -389,3 +360,12 @@ def decode_item(
             "tags": read_json(tags),
         }
     )
+
+
+def decode_row(row: Sequence[Any]) -> MemoryItem:
+    """``decode_item`` of a row's first five columns; ``MemoryAdapterError`` for a damaged row."""
+    try:
+        return decode_item(row[0], row[1], row[2], row[3], row[4])
+    except (ValueError, TypeError, ValidationError) as exc:
+        msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
+        raise MemoryAdapterError(msg) from exc

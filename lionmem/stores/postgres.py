@@ -22,8 +22,6 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 from uuid import UUID
 
-from pydantic import ValidationError
-
 try:
     import asyncpg
 except ImportError:  # pragma: no cover - exercised in a subprocess without asyncpg
@@ -32,13 +30,13 @@ except ImportError:  # pragma: no cover - exercised in a subprocess without asyn
     )
     raise ImportError(msg) from None
 
-from lionmem._coercions import uuid_key
 from lionmem.errors import (
     MemoryAdapterError,
     MemoryAdapterUnavailable,
     UnrepresentableValueError,
 )
 from lionmem.guard import check_query
+from lionmem.stores._arguments import page_size, require_item, require_items, stored_key
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
 from lionmem.stores._postgres_schema import (
@@ -47,14 +45,7 @@ from lionmem.stores._postgres_schema import (
     prepare,
     transaction,
 )
-from lionmem.stores._sqlite_codec import (
-    decode_item,
-    encodable,
-    encode_item,
-    id_text,
-    require_item,
-    require_items,
-)
+from lionmem.stores._sqlite_codec import decode_row, encodable, encode_item
 from lionmem.stores.sqlite import MANIFEST as SQLITE_MANIFEST
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
@@ -194,22 +185,8 @@ def _pause_before_rerun(
     return 0.0 if allowed and lost and failures["other"] == 1 else None
 
 
-def _key(item_id: object) -> str | None:
-    """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
-    key = uuid_key(item_id)
-    return None if key is None else id_text(key)
-
-
 def _row(item: MemoryItem, method: str = "store") -> Row:
     return row_of(encode_item(require_item(item, "PostgresMemoryStore", method)))
-
-
-def _decode(row: Any) -> MemoryItem:
-    try:
-        return decode_item(row[0], row[1], row[2], row[3], row[4])
-    except (ValueError, TypeError, ValidationError) as exc:
-        msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
-        raise MemoryAdapterError(msg) from exc
 
 
 def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
@@ -217,7 +194,7 @@ def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
     if type(seq) is not int:
         msg = f"the stored row of item {row[1]!r} has a malformed seq {seq!r}"
         raise MemoryAdapterError(msg)
-    return seq, _decode(row[1:])
+    return seq, decode_row(row[1:])
 
 
 def _seconds(name: str, value: object) -> float:
@@ -528,13 +505,13 @@ class PostgresMemoryStore:
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
-        key = _key(item_id)
+        key = stored_key(item_id)
         self._check_call()
         if key is None:
             return None
         ns = self._ns
         row = await self._call(lambda conn: conn.fetchrow(_RETRIEVE, ns, key))
-        return None if row is None else _decode(row)
+        return None if row is None else decode_row(row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return up to ``query.limit`` matching items in insertion order, as InMemoryStore does.
@@ -556,7 +533,7 @@ class PostgresMemoryStore:
             while True:
                 rows = await conn.fetch(plan.sql, ns, after, size, *plan.params)
                 for row in rows:
-                    item = _decode(row[1:])
+                    item = decode_row(row[1:])
                     try:
                         kept = plan.keep(item)
                     except Exception as exc:  # the query's own values (an __eq__ that raises)
@@ -681,7 +658,7 @@ class PostgresMemoryStore:
 
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
-        key = _key(item_id)
+        key = stored_key(item_id)
         self._check_call()
         if key is None:
             return False
@@ -708,10 +685,7 @@ class PostgresMemoryStore:
         twice, except one deleted and stored again meanwhile: that is a new item, which may
         come again later (as in ``InMemoryStore``, which puts it at the end).
         """
-        if type(batch_size) is not int or batch_size < 1:
-            msg = f"batch_size must be an int of at least 1, got {batch_size!r}"
-            raise ValueError(msg)
-        batch_size = min(batch_size, _MAX_LIMIT)  # past PostgreSQL's bigint: everything at once
+        batch_size = page_size(batch_size, _MAX_LIMIT)  # past PostgreSQL's bigint: all at once
         ns = self._ns
         last = 0
 

@@ -50,20 +50,15 @@ from types import TracebackType
 from typing import Literal, Self, TypeVar, cast
 from uuid import UUID
 
-from pydantic import ValidationError
-
-from lionmem._coercions import uuid_key
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
+from lionmem.stores._arguments import page_size, require_item, require_items, stored_key
 from lionmem.stores._sqlite_codec import (
     EncodedItem,
     UnrepresentableValueError,
-    decode_item,
+    decode_row,
     encode_item,
-    id_text,
     read_json,
-    require_item,
-    require_items,
 )
 from lionmem.stores._sqlite_query import SearchDraft, SearchPlan, plan_search
 from lionmem.stores._sqlite_schema import (
@@ -198,12 +193,6 @@ def _locked(exc: BaseException) -> bool:
     )
 
 
-def _key(item_id: object) -> str | None:
-    """The stored form of an id (a UUID or any string ``uuid.UUID()`` parses), else ``None``."""
-    key = uuid_key(item_id)
-    return None if key is None else id_text(key)
-
-
 def _checked_path(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     if not isinstance(text, str):
@@ -222,14 +211,6 @@ def _checked_path(path: str | os.PathLike[str]) -> str:
         )
         raise ValueError(msg)
     return text
-
-
-def _decode_row(row: tuple[str, str, str, str, str]) -> MemoryItem:
-    try:
-        return decode_item(*row)
-    except (ValueError, TypeError, ValidationError) as exc:
-        msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
-        raise MemoryAdapterError(msg) from exc
 
 
 class _Reader(sqlite3.Connection):
@@ -691,7 +672,7 @@ class SQLiteMemoryStore:
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
         """Return a new ``MemoryItem`` equal to the stored one, or ``None`` (also for a non-id)."""
-        key = _key(item_id)
+        key = stored_key(item_id)
         self._check_open()
         if key is None:
             return None
@@ -729,7 +710,7 @@ class SQLiteMemoryStore:
 
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
-        key = _key(item_id)
+        key = stored_key(item_id)
         self._check_open()
         if key is None:
             return False
@@ -748,13 +729,7 @@ class SQLiteMemoryStore:
         yielded at the end, a replaced one in its place with its new value, and a deleted one
         not yet reached is skipped.
         """
-        if type(batch_size) is not int:
-            msg = f"batch_size must be an int, got {type(batch_size).__qualname__}"
-            raise TypeError(msg)
-        if batch_size < 1:
-            msg = f"batch_size must be at least 1, got {batch_size!r}"
-            raise ValueError(msg)
-        batch_size = min(batch_size, _MAX_BATCH)  # past SQLite's integers: everything at once
+        batch_size = page_size(batch_size, _MAX_BATCH)  # past SQLite's integers: all at once
         self._check_open()
         last = -1
         while True:
@@ -830,7 +805,7 @@ def _get(conn: sqlite3.Connection, key: str) -> MemoryItem | None:
     if not rows:
         return None
     _spend(conn, rows[0])
-    return _decode_row(rows[0])
+    return decode_row(rows[0])
 
 
 def _count(conn: sqlite3.Connection) -> int:
@@ -1001,7 +976,7 @@ def _collect(
                     raise MemoryAdapterError(msg)
                 if not all(metadata.get(key) == value for key, value in confirm):
                     continue
-            results.append(_decode_row(row))
+            results.append(decode_row(row))
             if len(results) == limit:
                 break
     finally:
@@ -1026,7 +1001,7 @@ def _page(conn: sqlite3.Connection, after: int, size: int) -> list[tuple[int, Me
         "WHERE seq > ? ORDER BY seq LIMIT ?",
         (after, size),
     ).fetchall()
-    return [(row[0], _decode_row(row[1:])) for row in rows]
+    return [(row[0], decode_row(row[1:])) for row in rows]
 
 
 class _CallersError(Exception):

@@ -9,16 +9,17 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.stores import sqlite
+from lionmem.stores import _sqlite_codec, sqlite
 from lionmem.stores.sqlite import SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import EVERYTHING, contents, fill, inserts_held, raw
 
@@ -464,14 +465,14 @@ def decoding_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[boo
     """Note, for each stored row decoded, whether the caller's (main) thread decoded it, and the
     content it held."""
     decoded: list[tuple[bool, str]] = []
-    real = sqlite._decode_row
+    real = _sqlite_codec.decode_row
 
-    def noting(row: tuple[str, str, str, str, str]) -> MemoryItem:
+    def noting(row: Sequence[Any]) -> MemoryItem:
         item = real(row)
         decoded.append((threading.current_thread() is threading.main_thread(), item.content))
         return item
 
-    monkeypatch.setattr(sqlite, "_decode_row", noting)
+    monkeypatch.setattr(sqlite, "decode_row", noting)
     yield decoded
 
 
