@@ -34,6 +34,15 @@ class _HasManifest(Protocol):
 AdapterT = TypeVar("AdapterT", bound=_HasManifest)
 
 
+def not_a_query(query: object) -> TypeError:
+    """The error for a search given something other than a ``MemoryQuery``, with how to build one."""
+    hint = " or lionmem.MemoryQuery.model_validate(the_dict)" if isinstance(query, dict) else ""
+    return TypeError(
+        f"search() takes a MemoryQuery, got {type(query).__qualname__}; build one with "
+        f"lionmem.MemoryQuery(text=..., tags=..., filters=..., limit=...){hint}"
+    )
+
+
 def check_query(query: object, manifest: MemoryAdapterManifest) -> bool:
     """Validate ``query`` against ``manifest``; return whether the backend has to be asked.
 
@@ -44,11 +53,7 @@ def check_query(query: object, manifest: MemoryAdapterManifest) -> bool:
     raises ``TypeError``.
     """
     if not isinstance(query, MemoryQuery):
-        msg = (
-            f"search() takes a MemoryQuery, got {type(query).__name__}; "
-            "build one with lionmem.MemoryQuery(text=..., tags=..., filters=..., limit=...)"
-        )
-        raise TypeError(msg)
+        raise not_a_query(query)
     rejected = list(manifest.unsupported_filters(query.filters or ()))
     if query.limit < 0:
         rejected.append("limit")

@@ -20,6 +20,7 @@ from itertools import islice
 from uuid import UUID
 
 from lionmem._coercions import uuid_key
+from lionmem.guard import not_a_query
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -85,7 +86,7 @@ class InMemoryStore:
         (when truthy) match when ``metadata.get(key) == value`` for every key, in order.
         """
         if not isinstance(query, MemoryQuery):
-            raise _not_a_query(query)
+            raise not_a_query(query)
         limit = query.limit
         items = self._items
         if limit == 0:
@@ -115,12 +116,3 @@ class InMemoryStore:
             if len(results) == limit:
                 return results
         return results[:limit] if limit < 0 else results
-
-
-def _not_a_query(query: object) -> TypeError:
-    """The error for a search given something other than a ``MemoryQuery``, with how to build one."""
-    hint = " or MemoryQuery.model_validate(the_dict)" if isinstance(query, dict) else ""
-    return TypeError(
-        f"search() takes a MemoryQuery, got {type(query).__qualname__}; "
-        f"build one with MemoryQuery(text=..., tags=..., filters=..., limit=...){hint}"
-    )

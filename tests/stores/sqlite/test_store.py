@@ -166,10 +166,26 @@ async def test_refused_subclass_error_is_an_adapter_error(store: SQLiteMemorySto
     assert isinstance(caught.value, ValueError)
 
 
-async def test_search_of_a_non_query_raises_type_error(store: SQLiteMemoryStore) -> None:
-    """search() takes a MemoryQuery; a dict raises TypeError (L7)."""
-    with pytest.raises(TypeError, match="MemoryQuery"):
-        await store.search({"text": "x"})  # type: ignore[arg-type]  # wrong on purpose
+@pytest.mark.parametrize("value", [{"text": "x"}, "x", None, MemoryItem()])
+async def test_search_of_a_non_query_raises_what_the_reference_raises(
+    store: SQLiteMemoryStore, value: object
+) -> None:
+    """search() takes a MemoryQuery; anything else raises the TypeError InMemoryStore raises,
+    naming the type and how to build a query (L7)."""
+    errors = []
+    for each in (store, InMemoryStore()):
+        with pytest.raises(TypeError) as caught:
+            await each.search(value)  # type: ignore[arg-type]  # wrong on purpose
+        errors.append(str(caught.value))
+    hint = " or lionmem.MemoryQuery.model_validate(the_dict)" if isinstance(value, dict) else ""
+    assert (
+        errors
+        == [
+            f"search() takes a MemoryQuery, got {type(value).__qualname__}; build one with "
+            f"lionmem.MemoryQuery(text=..., tags=..., filters=..., limit=...){hint}"
+        ]
+        * 2
+    )
 
 
 async def test_negative_limit_is_rejected(store: SQLiteMemoryStore) -> None:
