@@ -91,8 +91,8 @@ class ElementBase(BaseModel):
         return seconds if type(seconds) is float else float.__float__(seconds)
 
     # The common input, a dict with str keys and no lion_class, costs one loop and one shallow
-    # copy. Everything else takes the full coercion, then pydantic's dict[str, Any] validation
-    # as before (it turns str-subclass keys, str enums included, into plain str).
+    # copy. Everything else takes the full coercion, then pydantic's own dict[str, Any]
+    # validation (it turns str-subclass keys, str enums included, into plain str).
     @field_validator(
         "metadata", mode="plain", check_fields=False, json_schema_input_type=dict[str, Any]
     )

@@ -3,8 +3,9 @@
 The stable errors of ADR-0093 D3 let applications tell "not found" (``None``), "unsupported"
 (:class:`UnsupportedMemoryQuery`) and "temporarily unavailable" (:class:`MemoryAdapterUnavailable`)
 apart without knowing the service's SDK; adapters chain the native exception as the cause. The
-SQLite store adds :class:`UnrepresentableValueError` (a value JSON cannot give back exactly) and
-:class:`IncompatibleDatabaseError` (a file it cannot read), and ``Session.remove_branch`` raises
+durable stores (SQLite, PostgreSQL) add :class:`UnrepresentableValueError` (a value JSON cannot
+give back exactly) and :class:`IncompatibleDatabaseError` (a file or database they cannot read),
+and ``Session.remove_branch`` raises
 :class:`BranchNotFoundError`, the MCP server :class:`UnknownToolError`. Invalid
 ``MemoryItem``/``MemoryQuery``/manifest input stays a pydantic ``ValidationError``.
 """
@@ -77,7 +78,7 @@ class UnrepresentableValueError(MemoryAdapterError, ValueError):
 
 
 class IncompatibleDatabaseError(MemoryAdapterError):
-    """The file is not a lionmem database this version can read; it was left unchanged."""
+    """The file or database is not a lionmem one this version can read; it was left unchanged."""
 
 
 class BranchNotFoundError(LookupError):

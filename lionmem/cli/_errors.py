@@ -42,10 +42,10 @@ def missing(module: str) -> bool:
     return importlib.util.find_spec(module) is None
 
 
-def require_extra(module: str, extra: str = "cli") -> None:
-    """Raise ``CommandError`` naming the extra to install when ``module`` cannot be imported."""
+def require_extra(module: str) -> None:
+    """Raise ``CommandError`` naming the ``cli`` extra when ``module`` cannot be imported."""
     if missing(module):
-        msg = f"this command needs the '{extra}' extra: pip install 'lionmem[{extra}]'"
+        msg = "this command needs the 'cli' extra: pip install 'lionmem[cli]'"
         raise CommandError(msg)
 
 

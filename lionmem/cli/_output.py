@@ -41,6 +41,7 @@ __all__ = [
     "ProgressBar",
     "flush_all",
     "is_terminal",
+    "plural",
     "print_item",
     "print_items",
     "say",
@@ -116,6 +117,11 @@ def _json_escape(character: str) -> str:
         return f"\\u{code:04x}"
     high, low = divmod(code - 0x10000, 0x400)  # JSON writes the UTF-16 surrogate pair
     return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+def plural(count: int, noun: str) -> str:
+    """``count`` and ``noun``, with an ``s`` unless ``count`` is 1: "1 item", "2 items"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def visible(text: str, *, lines: bool = False) -> str:
@@ -354,7 +360,7 @@ def print_items(items: Iterable[MemoryItem], *, json_lines: bool) -> int:
         table.add_row(*(cells[name] for name in columns))
     if rows:
         console.print(table)
-    console.print(f"{len(rows)} item{'' if len(rows) == 1 else 's'}")
+    console.print(plural(len(rows), "item"))
     return len(rows)
 
 

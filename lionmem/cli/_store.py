@@ -180,11 +180,7 @@ async def open_store(target: str, *, namespace: str | None = None, create: bool 
     """Return the store ``target`` names, opened; the caller closes it (``async with`` works)."""
     store = select_store(target, namespace=namespace, create=create)
     try:
-        opener = getattr(store, "open", None)
-        if opener is not None:
-            await opener()
-        else:
-            await store.__aenter__()
+        await store.open()
     except (MemoryAdapterError, OSError) as exc:
         await store.close()
         raise StoreSelectionError(_one_line(exc, target)) from exc

@@ -41,7 +41,15 @@ from lionmem.cli._errors import (
     refuse_trailing_slash,
     validation_message,
 )
-from lionmem.cli._output import ProgressBar, flush_all, is_terminal, say_done, visible, write_all
+from lionmem.cli._output import (
+    ProgressBar,
+    flush_all,
+    is_terminal,
+    plural,
+    say_done,
+    visible,
+    write_all,
+)
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -221,8 +229,8 @@ def _import(args: argparse.Namespace) -> int:
             print(f"lionmem import: line {line}: {reason}", file=sys.stderr)
         source = "standard input" if args.file == "-" else visible(args.file)
         skipped = len(reader.problems)
-        note = f" ({skipped} invalid line{'' if skipped == 1 else 's'} skipped)" if skipped else ""
-        say_done(f"imported {stored} item{'' if stored == 1 else 's'} from {source}{note}")
+        note = f" ({plural(skipped, 'invalid line')} skipped)" if skipped else ""
+        say_done(f"imported {plural(stored, 'item')} from {source}{note}")
         return PROBLEM if skipped else OK
 
     return run_on_store(args, work, create=True)
@@ -578,7 +586,7 @@ def _export(args: argparse.Namespace) -> int:
                     print(f"lionmem export: {visible(cut)}", file=sys.stderr)
             raise
         if output.owned:
-            say_done(f"exported {written} item{'' if written == 1 else 's'} to {visible(args.out)}")
+            say_done(f"exported {plural(written, 'item')} to {visible(args.out)}")
         return OK
 
     return run_on_store(args, work)

@@ -36,7 +36,7 @@ from pydantic_core import from_json
 from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
-from lionmem.cli._output import say, visible, visible_json, writable
+from lionmem.cli._output import plural, say, visible, visible_json, writable
 from lionmem.cli._schema import resolve_schema_name
 
 __all__ = ["Report", "json_path", "problems", "register"]
@@ -500,7 +500,7 @@ def _run(args: argparse.Namespace) -> int:
             for problem in problems(Path(name), stream, schema, report):
                 say(problem)
         invalid += report.invalid
-        documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
+        documents = plural(report.documents, "document")
         say(f"{visible(name)}: {documents}, {report.invalid} invalid ({schema})")
     return PROBLEM if invalid else OK
 

@@ -747,7 +747,8 @@ async def _filter_selects(ctx: CaseContext, key: str, limit: int) -> list[str]:
     for wanted, different in FILTER_VALUES:
         match, other = ctx.item(metadata={key: wanted}), ctx.item(metadata={key: different})
         what = f"metadata {{{key!r}: {wanted!r}}} or {{{key!r}: {different!r}}}"
-        if len(await _refusable(ctx, (match, what), (other, what))) == 2:  # noqa: PLR2004
+        pair = (match, what), (other, what)
+        if len(await _refusable(ctx, *pair)) == len(pair):  # neither of the two was refused
             pairs.append((match, other))
         else:
             notes.append(f"refused (ADR-0093 D3): {what}")

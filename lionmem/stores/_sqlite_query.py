@@ -262,10 +262,8 @@ class SearchDraft:
                 f"WHERE seq = i.seq AND key IN ({marks}) AND value <> 'null')"
             )
             params.extend(self.null_keys)
-        sql = f"SELECT {_COLUMNS} FROM {source}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return SearchPlan(sql + f" ORDER BY {order}", tuple(params), self.confirm)
+        sql = f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} ORDER BY {order}"
+        return SearchPlan(sql, tuple(params), self.confirm)
 
     def tail(self, upto: int) -> SearchPlan:
         """Return the statement over the items above ``upto``, which no index covers yet."""

@@ -953,9 +953,7 @@ def _collect(
     results: list[MemoryItem],
 ) -> None:
     """Append to ``results`` the rows of ``plan`` that carry a ``wanted`` tag (if given) and pass
-    its filters, up to ``limit`` in all."""
-    if len(results) >= limit:
-        return
+    its filters, up to ``limit`` in all (``results`` holds fewer)."""
     confirm = plan.confirm
     cursor = conn.execute(plan.sql, plan.params)
     try:
