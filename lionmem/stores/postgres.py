@@ -19,7 +19,7 @@ import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, NoReturn, Self, TypeVar
 from uuid import UUID
 
 try:
@@ -308,6 +308,14 @@ class PostgresMemoryStore:
 
     def __repr__(self) -> str:
         return f"PostgresMemoryStore(namespace={self._namespace!r})"
+
+    def __reduce__(self) -> NoReturn:
+        msg = (
+            f"{self!r} cannot be copied or pickled: it owns its connection pool; share it (one "
+            "store serves any number of tasks of its event loop) or open another "
+            "PostgresMemoryStore on the same database"
+        )
+        raise TypeError(msg)
 
     # -- connections ------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from functools import partial
 from itertools import chain
 from types import TracebackType
-from typing import Literal, Self, TypeVar, cast
+from typing import Literal, NoReturn, Self, TypeVar, cast
 from uuid import UUID
 
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
@@ -334,6 +334,14 @@ class SQLiteMemoryStore:
 
     def __repr__(self) -> str:
         return f"SQLiteMemoryStore({self._path!r})"
+
+    def __reduce__(self) -> NoReturn:
+        msg = (
+            f"{self!r} cannot be copied or pickled: it owns its connections and worker thread; "
+            "share it (one store serves any number of tasks and threads) or open another "
+            "SQLiteMemoryStore on the same file"
+        )
+        raise TypeError(msg)
 
     # -- the worker thread ------------------------------------------------------------------
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
+from typing import Any
 from uuid import UUID, uuid4
 
 import asyncpg
 import pytest
 
-from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem import Branch, MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
 from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._postgres_query import SELECT
 from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
@@ -347,6 +350,24 @@ async def test_close_waits_for_a_write_under_way(postgres_dsn: str) -> None:
         await store.retrieve(item.id)
     async with PostgresMemoryStore(postgres_dsn, namespace=store.namespace) as reader:
         assert payload(await reader.retrieve(item.id)) == payload(item)
+
+
+@pytest.mark.parametrize(
+    "duplicate", [copy.deepcopy, pickle.dumps, copy.copy], ids=["deepcopy", "pickle", "copy"]
+)
+def test_a_store_cannot_be_copied_and_says_so(duplicate: Callable[[Any], object]) -> None:
+    """A store owns its pool: copying or pickling it (or a Branch that holds it: a shallow
+    copy of a Branch shares its store) raises a TypeError naming the store and what to do."""
+    store = PostgresMemoryStore(UNREACHABLE, namespace="notes")
+    branch = Branch(memory=store)
+    for value in (store, branch) if duplicate is not copy.copy else (store,):
+        with pytest.raises(TypeError) as caught:
+            duplicate(value)
+        assert str(caught.value) == (
+            "PostgresMemoryStore(namespace='notes') cannot be copied or pickled: it owns its "
+            "connection pool; share it (one store serves any number of tasks of its event loop) "
+            "or open another PostgresMemoryStore on the same database"
+        )
 
 
 async def test_closed_store_raises_for_calls_that_need_no_server() -> None:

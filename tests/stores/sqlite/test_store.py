@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
 
 import lionmem
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
 from lionmem.protocol import MemoryStore
 from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
@@ -186,6 +189,29 @@ async def test_search_of_a_non_query_raises_what_the_reference_raises(
         ]
         * 2
     )
+
+
+@pytest.mark.parametrize(
+    "duplicate", [copy.deepcopy, pickle.dumps, copy.copy], ids=["deepcopy", "pickle", "copy"]
+)
+async def test_a_store_cannot_be_copied_and_says_so(
+    store: SQLiteMemoryStore, duplicate: Callable[[Any], object]
+) -> None:
+    """A store owns its connections and worker thread: copying or pickling it (or a Branch that
+    holds it: a shallow copy of a Branch shares its store) raises a TypeError naming the store and
+    what to do, and the store still works."""
+    await store.store(MemoryItem(content="kept"))
+    branch = Branch(memory=store)
+    for value in (store, branch) if duplicate is not copy.copy else (store,):
+        with pytest.raises(TypeError) as caught:
+            duplicate(value)
+        assert str(caught.value) == (
+            f"{store!r} cannot be copied or pickled: it owns its connections and worker thread; "
+            "share it (one store serves any number of tasks and threads) or open another "
+            "SQLiteMemoryStore on the same file"
+        )
+    assert copy.copy(branch).memory is store
+    assert [item.content for item in await store.search(MemoryQuery())] == ["kept"]
 
 
 async def test_negative_limit_is_rejected(store: SQLiteMemoryStore) -> None:
