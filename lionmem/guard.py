@@ -16,6 +16,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from lionmem._messages import received
 from lionmem.errors import UnsupportedMemoryQuery
 from lionmem_models.memory_query import MemoryQuery
 
@@ -38,7 +39,7 @@ def not_a_query(query: object) -> TypeError:
     """The error for a search given something other than a ``MemoryQuery``, with how to build one."""
     hint = " or lionmem.MemoryQuery.model_validate(the_dict)" if isinstance(query, dict) else ""
     return TypeError(
-        f"search() takes a MemoryQuery, got {type(query).__qualname__}; build one with "
+        f"search() takes a MemoryQuery, got {received(query, MemoryQuery)}; build one with "
         f"lionmem.MemoryQuery(text=..., tags=..., filters=..., limit=...){hint}"
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lionmem._coercions import uuid_key
+from lionmem._messages import received
 from lionmem.errors import UnrepresentableValueError
 from lionmem.stores._sqlite_codec import id_text
 from lionmem_models.memory_item import MemoryItem
@@ -28,9 +29,9 @@ def require_item(item: object, store: str, method: str = "store") -> MemoryItem:
         raise UnrepresentableValueError("__class__", type(item).__qualname__, reason)
     if method == "store":
         hint = "; use store_many() for several items" if isinstance(item, list | tuple) else ""
-        msg = f"store() takes a MemoryItem, got {type(item).__qualname__}{hint}"
+        msg = f"store() takes a MemoryItem, got {received(item, MemoryItem)}{hint}"
     else:
-        msg = f"{method}() takes MemoryItem items, got a {type(item).__qualname__} among them"
+        msg = f"{method}() takes MemoryItem items, got a {received(item, MemoryItem)} among them"
     raise TypeError(msg)
 
 

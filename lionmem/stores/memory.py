@@ -20,6 +20,7 @@ from itertools import islice
 from uuid import UUID
 
 from lionmem._coercions import uuid_key
+from lionmem._messages import received
 from lionmem.guard import not_a_query
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -51,7 +52,7 @@ class InMemoryStore:
         """Store ``item`` itself (no copy), replacing any item with its id in place; return ``item.id``."""
         if not isinstance(item, MemoryItem):
             hint = "; store the items one at a time" if isinstance(item, list | tuple) else ""
-            msg = f"store() takes a MemoryItem (or a subclass), got {type(item).__qualname__}{hint}"
+            msg = f"store() takes a MemoryItem (or a subclass), got {received(item, MemoryItem)}{hint}"
             raise TypeError(msg)
         key = item.id
         number = key.int

@@ -82,6 +82,32 @@ async def test_items_come_back_as_lionagi_items_equal_field_by_field(new_store: 
     assert len(lionagi.Pile([found], item_type={lionagi.MemoryItem})) == 1
 
 
+async def test_a_store_used_without_the_wrapper_says_to_wrap_it(new_store: NewStore) -> None:
+    """A lionagi item or query given to a lionmem store itself (a Branch built with the store
+    unwrapped) raises TypeError giving lionagi's type in full and naming the wrapper; nothing is
+    stored."""
+    wrap = (
+        "(lionagi's own type: wrap the store in lionmem.integrations.lionagi.LionagiMemoryStore "
+        "to use it from lionagi)"
+    )
+    async with new_store() as store:
+        errors = []
+        for call in (
+            lambda: store.store(lionagi.MemoryItem(content="x")),  # type: ignore[arg-type]  # wrong on purpose
+            lambda: store.search(lionagi.MemoryQuery(text="x")),  # type: ignore[arg-type]  # wrong on purpose
+        ):
+            with pytest.raises(TypeError) as caught:
+                await call()
+            errors.append(str(caught.value))
+        left = await store.search(MemoryQuery())
+    assert [error.partition(", got ")[2] for error in errors] == [
+        f"lionagi.protocols.memory.MemoryItem {wrap}",
+        f"lionagi.protocols.memory.MemoryQuery {wrap}; build one with "
+        "lionmem.MemoryQuery(text=..., tags=..., filters=..., limit=...)",
+    ]
+    assert left == []
+
+
 async def test_retrieve_takes_every_uuid_form_and_gives_none_otherwise(new_store: NewStore) -> None:
     """A UUID or any string uuid.UUID() parses finds the item; garbage, positions and misses give None."""
     async with new_store() as wrapped:

@@ -250,7 +250,7 @@ async def test_store_rejects_a_lionagi_item() -> None:
     """The reference's own MemoryItem is not a lionmem MemoryItem and is refused."""
     import lionagi
 
-    with pytest.raises(TypeError, match="got MemoryItem"):
+    with pytest.raises(TypeError, match=r"got lionagi\.protocols\.memory\.MemoryItem \(lionagi"):
         await InMemoryStore().store(lionagi.MemoryItem())  # type: ignore[arg-type]  # wrong on purpose
 
 
@@ -657,7 +657,7 @@ async def test_search_rejects_a_lionagi_query() -> None:
     """The reference's MemoryQuery is not a lionmem MemoryQuery and is refused."""
     import lionagi
 
-    with pytest.raises(TypeError, match="got MemoryQuery"):
+    with pytest.raises(TypeError, match=r"got lionagi\.protocols\.memory\.MemoryQuery \(lionagi"):
         await InMemoryStore().search(lionagi.MemoryQuery())  # type: ignore[arg-type]  # wrong on purpose
 
 
