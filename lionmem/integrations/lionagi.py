@@ -202,8 +202,9 @@ class LionagiMemoryStore:
         return f"{type(self).__name__}({self._store!r})"
 
     def __reduce__(self) -> tuple[type[LionagiMemoryStore], tuple[MemoryStore], object]:
-        # Copies and pickles rebuild a wrapper of the same class around a copy of the wrapped
-        # store (if it has one), with the attributes a subclass added.
+        # Copies and pickles rebuild a wrapper of the same class, with the attributes a subclass
+        # added, around the wrapped store: copy.copy shares it (as a copy of lionagi's own store
+        # shares its items), copy.deepcopy and pickle copy it (if it can be copied).
         return (type(self), (self._store,), self.__getstate__())
 
     # -- lionagi's MemoryStore --------------------------------------------------------------

@@ -592,7 +592,8 @@ async def test_close_and_async_with_reach_the_wrapped_store(tmp_path: Any) -> No
 
 
 async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
-    """deepcopy and pickle give a wrapper of the same kind over a copy of the wrapped store."""
+    """deepcopy and pickle give a wrapper of the same kind over a copy of the wrapped store;
+    copy.copy gives one over the same store, as a copy of lionagi's own store shares its items."""
     import copy
     import pickle
 
@@ -605,6 +606,11 @@ async def test_copies_and_pickles_rebuild_the_wrapper() -> None:
         found = [i.content for i in await twin.search(lionagi.MemoryQuery())]
         assert found == [sample().content, "only in the copy"]
     assert [i.content for i in await store.search(lionagi.MemoryQuery())] == [sample().content]
+    shallow = copy.copy(store)
+    assert (type(shallow), shallow.wrapped) == (LionagiMemoryStore, store.wrapped)
+    reference = lionagi.InMemoryStore()
+    await copy.copy(reference).store(lionagi.MemoryItem(content="shared"))
+    assert [i.content for i in await reference.search(lionagi.MemoryQuery())] == ["shared"]
     harness = fake_harness()
     external = LionagiMemoryStore(await harness.make_store())
     assert type(copy.copy(external)) is ExternalLionagiMemoryStore
