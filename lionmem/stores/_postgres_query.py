@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from lionmem.errors import UnsupportedMemoryQuery
 from lionmem.stores._postgres_codec import (
     NUL_STANDIN,
     field_entry,
@@ -23,16 +22,19 @@ from lionmem.stores._postgres_codec import (
     present_entry,
     tag_entry,
 )
-from lionmem.stores._sqlite_codec import canonical, encodable, lowered_text
+from lionmem.stores._sqlite_codec import (
+    MAX_TAGS,
+    encodable,
+    lowered_text,
+    sql_filters,
+    wanted_tags,
+)
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
 __all__ = ["MAX_TAGS", "SELECT", "Plan", "plan_search"]
 
 SELECT = "SELECT seq, id::text, created_at, metadata, content, tags FROM lionmem_items"
-
-MAX_TAGS = 10_000
-"""Most distinct tags one query may hold; more raise UnsupportedMemoryQuery."""
 
 
 class Plan(NamedTuple):
@@ -63,14 +65,7 @@ def _field_entries(filters: tuple[tuple[str, Any], ...]) -> tuple[list[str], lis
     """
     present: list[str] = []
     absent: list[str] = []
-    for key, value in filters:
-        text = canonical(value)
-        if text is None:
-            # Only Python compares this value, and its ``==`` may raise: the reference runs it
-            # on every item the filters before it let through, so no later filter narrows.
-            break
-        if not encodable(key):
-            continue  # no stored key: Python alone decides (comparing with None)
+    for key, value, text in sql_filters(filters):
         if value is None:
             absent.append(present_entry(key))
         else:
@@ -101,12 +96,10 @@ def plan_search(query: MemoryQuery) -> Plan | None:
     tags: frozenset[str] | None = None
     if query.tags:
         tags = frozenset(query.tags)
-        wanted = sorted({tag_entry(tag) for tag in tags if encodable(tag)})
-        if not wanted:
+        wanted = wanted_tags(query.tags)
+        if wanted is None:
             return None
-        if len(wanted) > MAX_TAGS:
-            raise UnsupportedMemoryQuery(["tags"])
-        where.append(f"tag_keys && {bind(wanted)}::text[]")
+        where.append(f"tag_keys && {bind([tag_entry(tag) for tag in wanted])}::text[]")
     filters: tuple[tuple[str, Any], ...] = ()
     if query.filters:
         filters = tuple(query.filters.items())

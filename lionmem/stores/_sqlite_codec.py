@@ -1,5 +1,5 @@
-"""Exact JSON encoding of MemoryItem fields for the SQLite and PostgreSQL stores, and the text
-they index.
+"""Exact JSON encoding of MemoryItem fields for the SQLite and PostgreSQL stores, the text they
+index, and the parts of a query their SQL can decide.
 
 A value is accepted only if JSON gives it back equal *and* of the same type, so that ``str()`` of
 the decoded content is the ``str()`` the reference store would search: ``None``, ``bool``,
@@ -15,17 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 from uuid import UUID
 
 from pydantic import ValidationError
 
 from lionmem._base import accepted_class_names
-from lionmem.errors import MemoryAdapterError, UnrepresentableValueError
+from lionmem.errors import MemoryAdapterError, UnrepresentableValueError, UnsupportedMemoryQuery
 from lionmem_models.memory_item import MemoryItem
 
 __all__ = [
+    "MAX_TAGS",
     "EncodedItem",
     "UnrepresentableValueError",
     "canonical",
@@ -38,6 +39,8 @@ __all__ = [
     "json_text",
     "lowered_text",
     "read_json",
+    "sql_filters",
+    "wanted_tags",
 ]
 
 # Canonical texts longer than this are stored (and looked up) as a digest, so the metadata index
@@ -369,3 +372,37 @@ def decode_row(row: Sequence[Any]) -> MemoryItem:
     except (ValueError, TypeError, ValidationError) as exc:
         msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
         raise MemoryAdapterError(msg) from exc
+
+
+MAX_TAGS = 10_000
+"""Most distinct tags one query may hold; more raise UnsupportedMemoryQuery."""
+
+
+def wanted_tags(tags: Sequence[str]) -> list[str] | None:
+    """The distinct query tags a stored tag can equal, sorted; ``None`` when there is none.
+
+    A tag UTF-8 cannot encode equals no stored tag. Raises ``UnsupportedMemoryQuery`` (naming
+    ``tags``) for more than ``MAX_TAGS``.
+    """
+    wanted = sorted({tag for tag in tags if encodable(tag)})
+    if not wanted:
+        return None
+    if len(wanted) > MAX_TAGS:
+        raise UnsupportedMemoryQuery(["tags"])
+    return wanted
+
+
+def sql_filters(filters: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, Any, str]]:
+    """The filters SQL may pre-select by: ``(key, value, canonical text)``, in order.
+
+    Python still confirms every filter on the rows SQL selects. A filter whose key UTF-8 cannot
+    encode is left to it (no stored key: it compares with None), and so is every filter from the
+    first value without a canonical text on: only Python compares that value, and its ``==`` may
+    raise, so the reference runs it on every item the filters before it let through.
+    """
+    for key, value in filters:
+        text = canonical(value)
+        if text is None:
+            return
+        if encodable(key):
+            yield key, value, text

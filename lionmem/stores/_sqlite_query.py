@@ -30,8 +30,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from lionmem.errors import UnsupportedMemoryQuery
-from lionmem.stores._sqlite_codec import canonical, encodable, json_text
+from lionmem.stores._sqlite_codec import (
+    MAX_TAGS,
+    encodable,
+    json_text,
+    sql_filters,
+    wanted_tags,
+)
 from lionmem_models.memory_query import MemoryQuery
 
 __all__ = [
@@ -49,9 +54,6 @@ __all__ = [
 
 _COLUMNS = "i.id, i.created_at, i.metadata, i.content, i.tags"
 _TRIGRAM = 3  # the length of one trigram, the shortest needle the FTS5 index can answer
-
-MAX_TAGS = 10_000
-"""Most distinct tags one query may hold (one SQL parameter each); more raise UnsupportedMemoryQuery."""
 
 CAP = 4_000
 """Rows a tag or filter driver may count before the trigram index is preferred to it."""
@@ -297,24 +299,14 @@ def plan_search(query: MemoryQuery) -> SearchDraft | None:
         # FTS5 reads a query string only up to a NUL, and trigrams need three characters.
         draft.trigram = len(needle) >= _TRIGRAM and "\x00" not in needle
     if query.tags:
-        # A tag that UTF-8 cannot encode equals no stored tag; leave it out of the SQL.
-        wanted = sorted({tag for tag in query.tags if encodable(tag)})
-        if not wanted:
+        wanted = wanted_tags(query.tags)
+        if wanted is None:
             return None
-        if len(wanted) > MAX_TAGS:
-            raise UnsupportedMemoryQuery(["tags"])
         draft.wanted = frozenset(wanted)
         draft.candidates.append(_tags_driver(wanted))
     if query.filters:
         draft.confirm = tuple(query.filters.items())
-        for key, value in draft.confirm:
-            text = canonical(value)
-            if text is None:
-                # Only Python compares this value, and its ``==`` may raise: the reference runs
-                # it on every item the filters before it let through, so no later filter narrows.
-                break
-            if not encodable(key):
-                continue  # no stored key: Python alone decides (comparing with None)
+        for key, value, text in sql_filters(draft.confirm):
             if value is None:
                 if len(draft.null_keys) < MAX_SQL_FILTERS:
                     draft.null_keys.append(key)
