@@ -459,6 +459,12 @@ class _HeadDeadline(H11Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]  # a stream transport
+        # An answer is written as its head, then its body: with Nagle's algorithm on, the body
+        # waits for the client's delayed acknowledgement of the head, about 40 ms. (asyncio turns
+        # it off only on sockets created with IPPROTO_TCP, which socket.create_server does not.)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
