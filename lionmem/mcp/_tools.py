@@ -51,6 +51,7 @@ from lionmem.mcp._bounds import (
 )
 from lionmem.mcp._documents import ToolDocument, tool_documents
 from lionmem.protocol import MemoryStore
+from lionmem.stores._sqlite_codec import plain_json
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
 
@@ -104,18 +105,18 @@ def _sendable(item: MemoryItem) -> dict[str, Any]:
     """``item`` as the JSON value it is sent as; ``_Unsendable`` if that cannot be it unchanged.
 
     ``memory_store`` refuses an item that cannot be, but a program may have stored one directly
-    holding what JSON has no form for (a lone surrogate, bytes that are not UTF-8, an object),
-    which the serializer refuses, or NaN or an infinity, which it would write as null.
+    holding what the serializer refuses (a lone surrogate, bytes that are not UTF-8, an unknown
+    object), or what it would write changed: NaN or an infinity (as null), a dict key that is
+    not a str, or a value JSON has no type for (a datetime, a Decimal or a UUID, as a string).
     """
     values = {"metadata": item.metadata, "content": item.content, "tags": item.tags}
     try:
         dumped = _dump(item)
-        # A lone surrogate fails only here; NaN and infinities come out as their literals.
-        text = to_json(values, inf_nan_mode="constants")
+        to_json(values, inf_nan_mode="constants")  # a lone surrogate fails only here
     except ValueError as exc:  # the serializer's errors, a circular or too deep value among them
         raise _Unsendable(str(exc)) from None
-    # The walk, which names the path, only where the text shows it may find something.
-    problem = _non_finite(values) if b"NaN" in text or b"Infinity" in text else None
+    # The walk, which names the path, only where the fast check finds something.
+    problem = None if plain_json(values) else _changed(values)
     if problem is not None:
         raise _Unsendable(problem)
     return dumped
@@ -245,19 +246,30 @@ def _key(key: str) -> str:
     return f"['{escaped}']"
 
 
-def _non_finite(item: dict[str, Any]) -> str | None:
-    """The problem of the first NaN or infinity in ``item`` (JSON values, or the Python values
-    a program stored, whose tuples and sets are sent as arrays, in their order), if any.
+def _changed(item: dict[str, Any]) -> str | None:
+    """The problem of the first value in ``item`` that JSON would give back changed, if any.
 
-    JSON has neither, but the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``.
+    The values are those a program stored; tuples and sets are sent as arrays, in their order,
+    and subclasses of str, int and float as the plain value they equal. JSON has no NaN or
+    infinity (the SDK's JSON parsers read the literals ``NaN`` and ``Infinity``, which the
+    server would write as null), no keys but strings, and no other types.
     """
     pending: list[tuple[str, Any]] = [(_key(key), item[key]) for key in reversed(item)]
     while pending:
         path, value = pending.pop()
+        where = path.removeprefix(".")
         if isinstance(value, float) and not math.isfinite(value):
-            return f"{path.removeprefix('.')}: {value} is not a JSON number (JSON has no NaN or Infinity)"
+            return f"{where}: {value} is not a JSON number (JSON has no NaN or Infinity)"
         if isinstance(value, dict):
-            pending.extend((path + _key(str(key)), value[key]) for key in reversed(value))
+            for key in value:
+                if not isinstance(key, str):
+                    return (
+                        f"{where}: the key {key!r} is not a string (JSON would give it back as one)"
+                    )
+            pending.extend((path + _key(key), value[key]) for key in reversed(value))
+        elif not isinstance(value, str | int | float | list | tuple | set | frozenset | None):
+            kind = type(value).__qualname__
+            return f"{where}: JSON has no {kind} (it would come back as another type)"
         elif isinstance(value, list | tuple | set | frozenset):
             values = list(value)
             pending.extend(

@@ -38,6 +38,7 @@ __all__ = [
     "id_text",
     "json_text",
     "lowered_text",
+    "plain_json",
     "read_json",
     "sql_filters",
     "wanted_tags",
@@ -94,8 +95,10 @@ def _reason_for(value: Any) -> str:
     return "only None, bool, int, finite float, str, list and dict with str keys round-trip"
 
 
-def _plain(value: Any, depth: int = 0) -> bool:
-    """Return whether ``value`` is plain JSON data (the fast path; ``_check`` explains a refusal)."""
+def plain_json(value: Any, depth: int = 0) -> bool:
+    """Return whether ``value`` is plain JSON data: exactly None, bool, int, finite float, str,
+    list and dict with str keys, at most ``MAX_DEPTH`` deep (the fast path; ``_check`` explains a
+    refusal). Lone surrogates are not looked for."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return True
@@ -105,12 +108,12 @@ def _plain(value: Any, depth: int = 0) -> bool:
         return False
     if kind is list:
         for element in value:  # noqa: SIM110 - a plain loop is much faster than all() over a genexpr
-            if not _plain(element, depth + 1):
+            if not plain_json(element, depth + 1):
                 return False
         return True
     if kind is dict:
         for key, element in value.items():  # noqa: SIM110 - a plain loop is much faster than all() over a genexpr
-            if type(key) is not str or not _plain(element, depth + 1):
+            if type(key) is not str or not plain_json(element, depth + 1):
                 return False
         return True
     return False
@@ -183,7 +186,7 @@ def _find_surrogate(value: Any, path: str) -> tuple[str, str] | None:
 def _encode_field(value: Any, name: str) -> str:
     try:
         # A cycle makes _plain recurse to MAX_DEPTH and fail; _check then names it.
-        if not _plain(value):
+        if not plain_json(value):
             _check(value, name, set())
         text = _dumps(value)
     except ValueError as exc:

@@ -7,6 +7,10 @@ and goes on with the others, and ``memory_retrieve`` of it is an error naming th
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import Enum
+from fractions import Fraction
 from typing import Any
 from uuid import UUID
 
@@ -34,6 +38,12 @@ def _nested(depth: int) -> list[Any]:
     return value
 
 
+class Shade(Enum):
+    """An enum whose values JSON would carry, but not the enum."""
+
+    DARK = 1
+
+
 GOOD = MemoryItem(id=UUID(int=1), created_at=1.0, content="good", tags=["t"])
 
 # Each content, and the problem memory_retrieve names for it.
@@ -57,6 +67,23 @@ UNSENDABLE: list[tuple[Any, str]] = [
     ({-float("inf")}, "content[0]: -inf is not a JSON number (JSON has no NaN or Infinity)"),
     (_circular(), "Circular reference detected (id repeated)"),
     (_nested(300), "Maximum serialization depth exceeded"),
+    (
+        {1: "int key", "1": "str key"},
+        "content: the key 1 is not a string (JSON would give it back as one)",
+    ),
+    (
+        {"ok": {None: 0}},
+        "content.ok: the key None is not a string (JSON would give it back as one)",
+    ),
+    (
+        {"when": datetime(2020, 1, 1, tzinfo=UTC)},
+        "content.when: JSON has no datetime (it would come back as another type)",
+    ),
+    (Decimal("1.10"), "content: JSON has no Decimal (it would come back as another type)"),
+    (UUID(int=7), "content: JSON has no UUID (it would come back as another type)"),
+    (b"abc", "content: JSON has no bytes (it would come back as another type)"),
+    ([1, Fraction(1, 3)], "content[1]: JSON has no Fraction (it would come back as another type)"),
+    (Shade.DARK, "content: JSON has no Shade (it would come back as another type)"),
 ]
 
 
