@@ -12,16 +12,19 @@ the MCP SDK.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import heapq
 import logging
 import math
 import re
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-import anyio.to_thread
+import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 from pydantic import ValidationError
@@ -30,6 +33,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from lionmem._formats import format_checker
+from lionmem._threads import start_thread
 from lionmem.errors import (
     MemoryAdapterError,
     MemoryAdapterUnavailable,
@@ -211,18 +215,56 @@ def _holds_many(value: Any, limit: int) -> bool:
 
 
 async def _check(
-    validator: Draft202012Validator, arguments: dict[str, Any], slots: anyio.CapacityLimiter
+    validator: Draft202012Validator, arguments: dict[str, Any], slots: anyio.Semaphore
 ) -> str | None:
-    """``_schema_problems`` of ``arguments``, in a worker thread when they hold many values.
+    """``_schema_problems`` of ``arguments``, in a thread of its own when they hold many values.
 
     jsonschema takes microseconds a value (far more a problem), which for a request at the
-    size cap is seconds of the event loop. The threads are those of ``slots``, not anyio's
-    default pool, which the SDK's stdio transport reads and writes with; a thread cannot be
-    stopped, so a cancelled call waits for its check to end and its slot is free only then.
+    size cap is seconds of the event loop. The thread holds one of ``slots`` until its check
+    ends. A thread cannot be stopped: a call cancelled meanwhile returns at once and its check
+    runs on to its end, slot held, in a daemon thread, which a stop of the server does not
+    wait for.
     """
     if not _holds_many(arguments, _INLINE_VALUES):
         return _schema_problems(validator, arguments)
-    return await anyio.to_thread.run_sync(_schema_problems, validator, arguments, limiter=slots)
+    await slots.acquire()
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def check() -> None:
+        try:
+            outcome: tuple[str | None, BaseException | None] = (
+                _schema_problems(validator, arguments),
+                None,
+            )
+        except BaseException as exc:  # handed to the caller, as a call in the loop would raise it
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(_checked, answer, outcome, slots)
+
+    try:
+        start_thread(threading.Thread(target=check, name="lionmem check", daemon=True))
+    except BaseException:
+        slots.release()
+        raise
+    return await answer
+
+
+def _checked(
+    answer: asyncio.Future[str | None],
+    outcome: tuple[str | None, BaseException | None],
+    slots: anyio.Semaphore,
+) -> None:
+    """On the loop, once a check's thread is done: free its slot, and answer its call unless
+    that was cancelled."""
+    slots.release()
+    if answer.cancelled():
+        return
+    problems, error = outcome
+    if error is not None:
+        answer.set_exception(error)
+    else:
+        answer.set_result(problems)
 
 
 def _specific_first(error: JsonSchemaError) -> tuple[int, list[tuple[int, int, str]]]:
@@ -311,7 +353,7 @@ class MemoryTools:
     ) -> None:
         check_limits(max_limit, max_bytes)
         self._store = store
-        self._check_slots = anyio.CapacityLimiter(_CHECK_SLOTS)
+        self._check_slots = anyio.Semaphore(_CHECK_SLOTS)
         self.max_limit = max_limit
         self.max_bytes = max_bytes
         self.documents: tuple[ToolDocument, ...] = tuple(

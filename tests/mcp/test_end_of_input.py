@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import threading
 from contextlib import closing
 from pathlib import Path
@@ -19,7 +21,7 @@ import pytest
 
 from lionmem import SQLiteMemoryStore
 from lionmem.mcp import _stdio
-from tests.mcp.support import RawServer, call_request
+from tests.mcp.support import RawServer, call_request, initialize_request
 
 STORES = 20
 
@@ -151,3 +153,22 @@ async def test_the_end_waits_at_most_end_wait(monkeypatch: pytest.MonkeyPatch) -
     requests.add(5)
     with anyio.fail_after(30):
         await requests.wait_none()
+
+
+def test_requests_still_being_checked_at_the_end_wait_are_answered(tmp_path: Path) -> None:
+    """Big calls whose argument checks still run (or wait for a check's turn) ``END_WAIT`` after
+    stdin ended are each answered ``Connection closed``, and the server exits without waiting
+    for the checks: a check a thread runs cannot be stopped, but its call can end."""
+    calls = 3  # two checks run (their turns), one waits for a turn
+    command = [sys.executable, "-m", "tests.mcp.short_deadlines", "END_WAIT=0.5", "--"]
+    command += ["--db", str(tmp_path / "memory.db")]
+    lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    tags = ["t"] * 900_000  # seconds of checking, under the 4 MiB request cap
+    lines += [call_request(10 + n, "memory_search", {"tags": tags}) for n in range(calls)]
+    stdin = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in lines)
+    done = subprocess.run(command, input=stdin, capture_output=True, timeout=120, check=False)
+    answers = _answers(done.stdout)
+    assert (done.returncode, set(answers)) == (0, {1, *(10 + n for n in range(calls))})
+    assert [answers[10 + n].get("error") for n in range(calls)] == [
+        {"code": -32000, "message": "Connection closed"}
+    ] * calls

@@ -275,3 +275,25 @@ def test_an_answer_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path)
         "lionmem mcp: cannot write standard output: No space left on device\n",
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["memory.db"]
+
+
+@STOPS
+def test_a_stop_while_big_arguments_are_checked_stops_as_when_idle(
+    tmp_path: Path, sent: signal.Signals, done: tuple[int, str]
+) -> None:
+    """Two big calls are being checked (seconds each, in threads a stop cannot end) when the
+    signal comes: the server stops as it does when idle, closing its store, with no word from
+    the checks' threads."""
+    db = tmp_path / "memory.db"
+    server = RawServer(db)
+    tags = ["t"] * 900_000  # seconds of checking, under the 4 MiB request cap
+    try:
+        for n in range(2):
+            call = call_request(10 + n, "memory_search", {"tags": tags})
+            server.send(json.dumps(call, separators=(",", ":")).encode())
+        time.sleep(1.0)  # both lines read and their checks begun
+        assert server.process.poll() is None
+        status, errors = _stopped(server, sent)
+    finally:
+        server.kill()
+    _assert_stopped(status, errors, db, done)
