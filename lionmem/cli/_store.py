@@ -14,6 +14,7 @@ is given. Any other front end (the MCP server) selects its store through these f
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import os
 import re
@@ -297,8 +298,28 @@ def run_on_store(
     async def go() -> int:
         store = await open_store(target, namespace=args.namespace, create=create)
         try:
-            return await work(store)
-        finally:
+            status = await work(store)
+        except BaseException:
             await store.close()
+            raise
+        return await _closed_after(store, status)
 
     return run(go())
+
+
+async def _closed_after(store: Any, status: int) -> int:
+    """Close ``store`` once the command's work is done and reported, and return ``status``.
+
+    Ctrl-C or SIGTERM while it closes (a checkpoint of a large write can take seconds) ends the
+    command at once with that status, as the work's report said: what it did is committed, and
+    the store's files are consistent whenever the process ends.
+    """
+    closing = asyncio.ensure_future(store.close())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if closing.cancelled() or task is None:  # cancelled by someone else than a stop
+            raise
+        task.uncancel()
+    return status

@@ -20,11 +20,12 @@ import os
 import queue
 import select
 import shlex
+import signal
 import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -50,6 +51,7 @@ from lionmem.cli._output import (
     visible,
     write_all,
 )
+from lionmem.cli._signals import STOP
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -239,7 +241,7 @@ def _import(args: argparse.Namespace) -> int:
 async def _store_all(store: Any, reader: _Reader) -> int:
     stream_to = getattr(store, "store_stream", None)
     if stream_to is not None:
-        return int(await stream_to(reader, on_unrepresentable=reader.unrepresentable))
+        return int(await _streamed(stream_to(reader, on_unrepresentable=reader.unrepresentable)))
     store_many = store_method(store, "store_many")
     items = list(reader)
     try:
@@ -249,6 +251,36 @@ async def _store_all(store: Any, reader: _Reader) -> int:
             raise
         # A value this store cannot keep: store_many names the field, not the line.
         raise _BadLine(f"{error}") from None
+
+
+async def _streamed(write: Awaitable[int]) -> int:
+    """Return the outcome of ``write``, the store's one transaction, even when the import is
+    interrupted (Ctrl-C or SIGTERM) meanwhile.
+
+    While lines are read, the reader stops at its next one and the store rolls everything
+    back: the interruption stands. Once every line was read, the store indexes and commits the
+    items and completes that; the command says so, ignores every further Ctrl-C and SIGTERM,
+    and reports the import done, since running it again would store the items twice.
+    """
+    handed = asyncio.ensure_future(write)
+    try:
+        return await asyncio.shield(handed)
+    except asyncio.CancelledError:
+        if handed.cancelled():  # cancelled by someone else than the interruption
+            raise
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGTERM is raised as SIGINT: both ignored
+    try:
+        stored = await handed  # the task stays cancelled meanwhile: the reader sees it
+    except _Stopped:
+        raise asyncio.CancelledError from None  # rolled back: the interruption stands
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    print(
+        f"lionmem import: {STOP.word} after the last line was read; the store committed the import",
+        file=sys.stderr,
+    )
+    return stored
 
 
 @dataclass

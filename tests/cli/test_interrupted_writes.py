@@ -171,3 +171,83 @@ def test_import_interrupted_while_the_database_is_locked_stores_nothing(tmp_path
         "lionmem import: interrupted\n",
     )
     assert _contents(db) == ["first"]
+
+
+# Runs ``lionmem ARGS`` with the store's NAME (a function of lionmem.stores.sqlite, or a method
+# of SQLiteMemoryStore when it holds a dot) held until the file GATE exists; "held" on stderr
+# says it has begun.
+_HELD_AT = """
+import asyncio, functools, inspect, pathlib, sys, time
+from lionmem.cli import main
+from lionmem.stores import sqlite
+name, gate, *args = sys.argv[1:]
+owner, _, attribute = name.rpartition(".")
+holder = sqlite.SQLiteMemoryStore if owner else sqlite
+real = getattr(holder, attribute)
+
+if inspect.iscoroutinefunction(real):
+    @functools.wraps(real)
+    async def held(*a, **k):
+        print("held", file=sys.stderr, flush=True)
+        while not pathlib.Path(gate).exists():
+            await asyncio.sleep(0.01)
+        return await real(*a, **k)
+else:
+    @functools.wraps(real)
+    def held(*a, **k):
+        print("held", file=sys.stderr, flush=True)
+        while not pathlib.Path(gate).exists():
+            time.sleep(0.01)
+        return real(*a, **k)
+
+setattr(holder, attribute, held)
+raise SystemExit(main(args))
+"""
+
+
+def _interrupted_at(tmp_path: Path, name: str, *args: str) -> tuple[int, str, str]:
+    """Run ``lionmem ARGS`` until the store reaches ``name``; there, send SIGINT twice, half a
+    second apart, then let it go on; return its status and output."""
+    gate = tmp_path / "gate"
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HELD_AT, name, str(gate), *args],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    assert process.stderr.readline() == b"held\n", finished(process)
+    for _ in range(2):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+    gate.touch()
+    status, stdout, stderr = finished(process, timeout=60)
+    return status, stdout.decode("utf-8"), stderr.decode("utf-8")
+
+
+def test_an_import_interrupted_once_every_line_is_read_reports_the_import(tmp_path: Path) -> None:
+    """Ctrl-C while the store indexes and commits an import whose lines were all read: the store
+    completes it, so the command says so and reports the import (exit 0), ignoring the second
+    Ctrl-C; a rerun would store the items twice."""
+    db = tmp_path / "im.db"
+    lines = "".join(f'{{"content": "item {n}"}}\n' for n in range(200))
+    (tmp_path / "items.jsonl").write_text(lines, encoding="utf-8")
+    assert _interrupted_at(tmp_path, "_index_all", "import", "items.jsonl", "--db", str(db)) == (
+        0,
+        "imported 200 items from items.jsonl\n",
+        "lionmem import: interrupted after the last line was read; the store committed the "
+        "import\n",
+    )
+    assert lionmem("count", "--db", db, cwd=tmp_path).stdout == "200\n"
+
+
+def test_a_command_interrupted_while_its_store_closes_reports_its_work(tmp_path: Path) -> None:
+    """Ctrl-C once the work is done and reported, while the store closes: the command ends with
+    the work's status and report (the store's files are consistent however the process ends)."""
+    db = tmp_path / "cl.db"
+    status, stdout, stderr = _interrupted_at(
+        tmp_path, "SQLiteMemoryStore.close", "add", "kept", "--db", str(db)
+    )
+    assert (status, len(stdout), stderr) == (0, len("00000000-0000-0000-0000-000000000000\n"), "")
+    assert _contents(db) == ["kept"]
