@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
-from lionmem.cli._output import visible
+from lionmem.cli._output import descriptor_named, visible
 from lionmem.cli._signals import Stop, sigterm_as_ctrl_c
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
@@ -114,7 +114,7 @@ def _check_streams(args: argparse.Namespace) -> None:
         raise CommandError(msg)
     if sys.stdout is None and args.command != "mcp":
         out = getattr(args, "out", None)
-        if out in (None, "-") or _names_stdout(str(out)):
+        if out in (None, "-") or descriptor_named(str(out)) == 1:
             given = "give --out, or " if hasattr(args, "out") else ""
             names = f" (--out {out} names it)" if out not in (None, "-") else ""
             msg = (
@@ -124,16 +124,6 @@ def _check_streams(args: argparse.Namespace) -> None:
             raise CommandError(msg)
         # Standard output's descriptor gets the null device, so no file opened later takes it.
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # the summary line
-
-
-# The names of standard output's descriptor: with it closed, the null device that takes its place.
-_STDOUT_NAMES = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
-
-
-def _names_stdout(name: str) -> bool:
-    """Whether ``name`` is a name of the file behind standard output's descriptor."""
-    path = os.path.normpath(os.path.abspath(name))
-    return path in _STDOUT_NAMES or path == f"/proc/{os.getpid()}/fd/1"
 
 
 def _drop_stdout() -> None:

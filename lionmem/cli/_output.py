@@ -20,12 +20,14 @@ import bisect
 import codecs
 import errno
 import json
+import os
 import re
 import select
 import sys
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, Self, cast
 
@@ -39,6 +41,7 @@ __all__ = [
     "PROGRESS_AFTER",
     "STDOUT",
     "ProgressBar",
+    "descriptor_named",
     "flush_all",
     "is_terminal",
     "plural",
@@ -117,6 +120,38 @@ def _json_escape(character: str) -> str:
         return f"\\u{code:04x}"
     high, low = divmod(code - 0x10000, 0x400)  # JSON writes the UTF-16 surrogate pair
     return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+_OWN_DESCRIPTOR = re.compile(r"/proc/(self|thread-self|\d+)/fd/(\d+)")
+_LINKS_FOLLOWED = 40  # as the kernel's own limit, so that a loop of links ends
+
+
+def descriptor_named(name: str) -> int | None:
+    """The descriptor of this process that ``name`` designates (``/dev/stdout``, ``/dev/fd/3``,
+    ``/proc/self/fd/3``, however spelled, or a link to one), else ``None``.
+
+    Opening such a name opens the file behind the descriptor anew; replacing that file would
+    lose what the shell set up (``3>>log`` appends). Links are followed one at a time, up to
+    the name of the descriptor, which is itself a link to the file.
+    """
+    path = os.path.abspath(name)
+    for _ in range(_LINKS_FOLLOWED):
+        plain = "/" + os.path.normpath(path).lstrip("/")
+        match = _OWN_DESCRIPTOR.fullmatch(plain)
+        if match is not None:
+            owner, descriptor = match.groups()
+            mine = owner in ("self", "thread-self") or int(owner) == os.getpid()
+            return int(descriptor) if mine else None
+        parts = Path(plain).parts
+        for end in range(2, len(parts) + 1):
+            prefix = os.path.join(*parts[:end])
+            if os.path.islink(prefix):
+                target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
+                path = os.path.join(target, *parts[end:])
+                break
+        else:
+            return None
+    return None
 
 
 def plural(count: int, noun: str) -> str:

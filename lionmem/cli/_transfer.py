@@ -44,6 +44,7 @@ from lionmem.cli._errors import (
 )
 from lionmem.cli._output import (
     ProgressBar,
+    descriptor_named,
     flush_all,
     is_terminal,
     plural,
@@ -424,8 +425,27 @@ def _is_stdout(name: str) -> bool:
         return False
 
 
-def _open_output(name: str | None) -> _Output:
-    if name is None or name == "-" or _is_stdout(name):
+def _through_descriptor(name: str | None) -> IO[bytes] | None:
+    """A stream on a copy of the descriptor other than stdout's that ``name`` designates
+    (``/dev/fd/3``, ``/dev/stderr``), written through as the shell opened it; else ``None``.
+
+    Taken before the store opens descriptors of its own, which the name could designate too.
+    """
+    descriptor = None if name is None or name == "-" else descriptor_named(name)
+    if descriptor is None or descriptor == 1:
+        return None
+    try:
+        return os.fdopen(os.dup(descriptor), "wb")
+    except OSError:
+        msg = f"--out {name} names descriptor {descriptor}, which is not open"
+        raise CommandError(msg) from None
+
+
+def _open_output(name: str | None, through: IO[bytes] | None = None) -> _Output:
+    if through is not None:
+        return _Output(through, owned=True)  # written through, never replaced
+    named_stdout = name not in (None, "-") and descriptor_named(str(name)) == 1
+    if name is None or name == "-" or named_stdout or _is_stdout(name):
         if sys.stdout is None:  # started with standard output closed (>&-)
             msg = "standard output is closed: give --out FILE, or redirect it"
             raise CommandError(msg)
@@ -575,13 +595,14 @@ def _same_file(first: Path, second: Path) -> bool:
 
 def _export(args: argparse.Namespace) -> int:
     _refuse_the_database_itself(args.out, args.db)
+    through = _through_descriptor(args.out)
     # The model's own serializer, called directly: the bytes of model_dump_json(), unencoded.
     to_json = MemoryItem.__pydantic_serializer__.to_json
 
     async def work(store: Any) -> int:
         items = store_method(store, "items")
         total = await store_method(store, "count")()
-        output = _open_output(args.out)
+        output = _open_output(args.out, through)
         out = output.stream
         on_screen = not output.owned and is_terminal(sys.stdout)
         written = 0

@@ -512,8 +512,8 @@ def test_an_export_in_place_whose_close_fails_says_the_file_may_miss_part_of_it(
     earlier = _written_in_place(tmp_path, 100, monkeypatch)
     real_open_output = _transfer._open_output
 
-    def open_output(out: str) -> _transfer._Output:
-        output = real_open_output(out)
+    def open_output(out: str, through: IO[bytes] | None) -> _transfer._Output:
+        output = real_open_output(out, through)
         assert output.in_place
         late = _LateCloseError(os.dup(output.stream.fileno()), "wb")
         output.stream.close()
@@ -739,10 +739,13 @@ def test_export_to_a_closed_standard_output_is_one_line(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("out", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+@pytest.mark.parametrize(
+    "out", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "//dev/stdout", "stdout-link"]
+)
 def test_out_naming_a_closed_standard_output_is_refused(tmp_path: Path, out: str) -> None:
     """With standard output closed, ``--out`` naming it is refused as a closed standard output
     is (its descriptor holds the null device, where the export would silently go)."""
+    (tmp_path / "stdout-link").symlink_to("/dev/stdout")
     assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
     command = ["sh", "-c", 'exec "$@" >&-', "sh", str(LIONMEM), "export", "--db", "t.db"]
     done = subprocess.run(
@@ -759,7 +762,7 @@ def test_out_naming_a_closed_standard_output_is_refused(tmp_path: Path, out: str
         f"lionmem export: standard output is closed (--out {out} names it): give --out, or "
         "redirect it (to /dev/null to drop what the command prints)\n",
     )
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.db"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["stdout-link", "t.db"]
 
 
 def test_out_naming_standard_output_writes_through_it(tmp_path: Path, sample_db: Path) -> None:
@@ -785,4 +788,30 @@ def test_out_naming_standard_output_writes_through_it(tmp_path: Path, sample_db:
         0,
         b"imported 3000 items from standard input\n",
         b"",
+    )
+
+
+def test_out_naming_another_descriptor_writes_through_it(tmp_path: Path, sample_db: Path) -> None:
+    """``--out /dev/fd/3`` (or ``/dev/stderr``, or a link to one) writes through the descriptor
+    as the shell opened it: appended to the log ``3>>`` names, never put in that file's place."""
+    (tmp_path / "log").write_text("an earlier line\n", encoding="utf-8")
+    (tmp_path / "three").symlink_to("/dev/fd/3")
+    inode = (tmp_path / "log").stat().st_ino
+    for out in ("/dev/fd/3", "//proc/self/fd/3", "three"):
+        script = f'"{LIONMEM}" export --db "{sample_db}" --out {out} 3>> log'
+        done = subprocess.run(
+            ["sh", "-c", script], cwd=tmp_path, capture_output=True, env=clean_env(), check=False
+        )
+        summary = f"exported 3000 items to {out}\n".encode()
+        assert (done.returncode, done.stdout, done.stderr) == (0, summary, b""), out
+    exported = lionmem("export", "--db", sample_db, cwd=tmp_path).stdout
+    log = (tmp_path / "log").read_text("utf-8")
+    assert (log, (tmp_path / "log").stat().st_ino) == ("an earlier line\n" + exported * 3, inode)
+
+
+def test_out_naming_a_descriptor_not_open_is_refused(tmp_path: Path) -> None:
+    assert lionmem("add", "x", "--db", "t.db", cwd=tmp_path).status == 0
+    result = lionmem("export", "--db", "t.db", "--out", "/dev/fd/9", cwd=tmp_path)
+    assert one_line_error(result, "lionmem export: ") == (
+        "lionmem export: --out /dev/fd/9 names descriptor 9, which is not open"
     )
