@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import shlex
 import signal
 import sys
@@ -36,9 +37,54 @@ _JSON_OPENERS = frozenset('[{"')
 _TOO_DEEP = "JSON nested too deeply to read"
 
 
+# The most digits of an integer import's JSON parser (pydantic's) reads, whatever Python's limit.
+_IMPORT_DIGITS = 4300
+
+
+class _NotLionmemJson(ValueError):
+    """A value Python's parser reads that import's does not: NaN or an infinity."""
+
+
+class _TooManyDigits(ValueError):
+    """An integer of more digits than import's parser reads, which Python's limit allows."""
+
+
+def _no_constant(name: str) -> float:
+    msg = f"{name} is not a JSON number"
+    raise _NotLionmemJson(msg)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        msg = f"{text} is too large a number for a float"
+        raise _NotLionmemJson(msg)
+    return value
+
+
+def _bounded(text: str) -> int:
+    python = sys.get_int_max_str_digits()  # 0: no limit
+    if (python == 0 or python > _IMPORT_DIGITS) and len(text.lstrip("-")) > _IMPORT_DIGITS:
+        raise _TooManyDigits
+    return int(text)  # Python's own limit, when lower, raises a plain ValueError
+
+
+def _loads(text: str) -> Any:
+    """``text`` as JSON, as ``import`` reads it: no NaN or infinities, no integer of more than
+    ``_IMPORT_DIGITS`` digits (an item holding one could be stored, but never exported and
+    imported again)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_bounded)
+
+
 def _too_long(error: ValueError) -> str | None:
-    """What to say of an integer too long for Python to read (json raises a plain ValueError)."""
-    if isinstance(error, json.JSONDecodeError):
+    """What to say of an integer too long for Python, or for import, to read (json raises a
+    plain ValueError)."""
+    if isinstance(error, _TooManyDigits):
+        return (
+            f"holds an integer of more than {_IMPORT_DIGITS} digits, more than import reads; "
+            "write it as text, in JSON quotes"
+        )
+    if isinstance(error, json.JSONDecodeError | _NotLionmemJson):
         return None
     return (
         f"holds an integer of more than {sys.get_int_max_str_digits()} digits, more than Python "
@@ -53,7 +99,7 @@ def parse_key_json(text: str, option: str) -> tuple[str, Any]:
         msg = f"{option} {text!r}: expected KEY=JSON, for example {option} stars=4"
         raise CommandError(msg)
     try:
-        return key, json.loads(value)
+        return key, _loads(value)
     except RecursionError:
         msg = f"{option} {key}=...: the value after '=' is {_TOO_DEEP}"
         raise CommandError(msg) from None
@@ -103,7 +149,7 @@ def _add(args: argparse.Namespace) -> int:
     metadata = _pairs(args.meta, "--meta")
     if args.json:
         try:
-            content: Any = json.loads(args.content)
+            content: Any = _loads(args.content)
         except RecursionError:
             msg = f"--json: CONTENT is {_TOO_DEEP}"
             raise CommandError(msg) from None

@@ -275,6 +275,46 @@ def test_search_with_a_bad_filter_exits_2(sample_db: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("NaN", "NaN is not a JSON number"),
+        ("-Infinity", "-Infinity is not a JSON number"),
+        ("[1, Infinity]", "Infinity is not a JSON number"),
+        ("1e400", "1e400 is too large a number for a float"),
+    ],
+)
+def test_a_value_that_is_no_json_number_is_refused(
+    sample_db: Path, value: str, reason: str
+) -> None:
+    """NaN, infinities and numbers too large for a float, which Python's parser reads and JSON
+    has not, are refused as ``import`` refuses them: a filter on them would match nothing."""
+    result = lionmem("search", "--filter", f"n={value}", "--db", sample_db, cwd=sample_db.parent)
+    assert one_line_error(result, "lionmem search: ").startswith(
+        f"lionmem search: --filter {'n=' + value!r}: the value after '=' is not "
+        f"{'valid JSON' if value.startswith('[') else 'JSON'} ({reason}"
+    )
+    added = lionmem("add", "--json", "--db", sample_db, "--", value, cwd=sample_db.parent)
+    assert one_line_error(added, "lionmem add: ") == (
+        f"lionmem add: --json: CONTENT is not JSON ({reason})"
+    )
+
+
+def test_an_integer_import_cannot_read_is_refused_whatever_python_reads(tmp_path: Path) -> None:
+    """With Python's limit on integer digits lifted, an integer of more than the 4,300 digits
+    import reads is still refused: stored, it could never be exported and imported again."""
+    digits = "9" * 4301
+    env = clean_env(PYTHONINTMAXSTRDIGITS="0")
+    added = lionmem("add", "--json", digits, cwd=tmp_path, env=env)
+    found = lionmem("search", "--filter", f"n={digits}", cwd=tmp_path, env=env)
+    most = "holds an integer of more than 4300 digits, more than import reads; write it as text"
+    assert (one_line_error(added, "lionmem add: "), one_line_error(found, "lionmem search: ")) == (
+        f"lionmem add: --json: CONTENT {most}, in JSON quotes",
+        f"lionmem search: --filter n=...: the value after '=' {most}, in JSON quotes",
+    )
+    assert lionmem("add", "--json", "9" * 4300, cwd=tmp_path, env=env).status == 0
+
+
 @pytest.mark.parametrize("values", [("3", "4"), ("3", "3")])
 def test_search_with_a_filter_key_given_twice_exits_2(
     sample_db: Path, values: tuple[str, str]
