@@ -139,8 +139,10 @@ def _run(args: argparse.Namespace) -> int:
                     address,
                     on_ready=lambda url: _say(f"serving {describe_target(target)} at {url}"),
                 )
-            except OSError as exc:  # the address cannot be bound
-                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            except OSError as exc:  # the address cannot be bound, or its name not resolved
+                # A resolver's error (socket.gaierror) has a negative number of its own.
+                number = exc.errno or 0
+                reason = os.strerror(number) if number > 0 else exc.strerror or str(exc)
                 raise CommandError(f"cannot serve at {args.http}: {reason}") from None
         finally:
             await store.close()

@@ -150,6 +150,22 @@ def test_a_port_in_use_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     )
 
 
+def test_a_host_name_that_does_not_resolve_exits_2_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name the resolver does not know (``.invalid`` never resolves) is one line with the
+    resolver's reason, not its error number."""
+    monkeypatch.setenv("LIONMEM_MCP_TOKEN", "a-token-of-at-least-32-characters-long")
+    status = main(["mcp", "--db", str(tmp_path / "memory.db"), "--http", "nonexistent.invalid:0"])
+    error = capsys.readouterr().err
+    assert (status, error.startswith("lionmem mcp: cannot serve at nonexistent.invalid:0: ")) == (
+        2,
+        True,
+    )
+    assert "Unknown error" not in error, error
+    assert error.count("\n") == 1
+
+
 def test_without_the_extra_the_command_names_it(tmp_path: Path) -> None:
     """Without the mcp SDK, lionmem mcp says which extra to install; import lionmem still works."""
     script = (
