@@ -159,3 +159,31 @@ def test_nan_and_infinity_from_the_wire_are_refused(tmp_path: Path) -> None:
         assert server.call(3, "memory_count", {})["structuredContent"] == {"count": 0}
     finally:
         server.kill()
+
+
+def test_a_limit_past_what_the_parser_reads_is_refused(tmp_path: Path) -> None:
+    """A limit too large for a float (1e400, read as infinite) is not an integer; one of
+    thousands of digits is a parse error, answered with the request's id."""
+    server = RawServer(tmp_path / "memory.db")
+    try:
+        server.send(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search",'
+            b'"arguments":{"limit":1e400}}}'
+        )
+        infinite = server.receive()
+        server.send(
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_search",'
+            b'"arguments":{"limit":1' + b"0" * 5000 + b"}}}"
+        )
+        digits = server.receive()
+    finally:
+        server.kill()
+    assert (infinite["result"]["isError"], infinite["result"]["content"][0]["text"]) == (
+        True,
+        "invalid arguments for memory_search: limit: inf is not of type 'integer'",
+    )
+    assert (digits["id"], digits["error"]["code"], digits["error"]["message"]) == (
+        3,
+        -32700,
+        "Parse error: number out of range at line 1 column 4402",
+    )
