@@ -9,8 +9,9 @@ read, the rest is read and dropped in chunks up to its newline. Its answer, an I
 Request error, goes out on a clone of the transport's write stream, with the request's id when
 the first or last bytes of the line give it; the next line is served as usual. A line that is
 no JSON-RPC message, which the SDK would drop unanswered, gets Parse error or Invalid Request
-the same way, unless it is a client's response (JSON-RPC answers none). When stdin ends, the
-SDK would cancel the requests still running; the server sees the end only once each request
+the same way, unless it is a client's response (JSON-RPC answers none), and so does a line
+that is not UTF-8 text, which the SDK would serve with its bad bytes replaced. When stdin ends,
+the SDK would cancel the requests still running; the server sees the end only once each request
 read was answered or ended unanswered (cancelled by the client), or ``END_WAIT`` later.
 """
 
@@ -92,7 +93,7 @@ class BoundedLines:
         source: LineSource,
         max_bytes: int,
         on_oversized: Callable[[bytes, bytes], None],
-        on_line: Callable[[bytes], None] | None = None,
+        on_line: Callable[[bytes, str | None], None] | None = None,
     ) -> None:
         if max_bytes < 0:
             msg = f"the largest line must be 0 bytes or more, got {max_bytes}"
@@ -110,9 +111,15 @@ class BoundedLines:
             ended = line.endswith(b"\n")
             content = line.removesuffix(b"\n").removesuffix(b"\r") if ended else line
             if len(content) <= self._max_bytes:
+                try:
+                    text, undecodable = line.decode("utf-8"), None
+                except UnicodeDecodeError as error:
+                    # Decoded as the SDK decodes stdin, for it to go on; the line is answered.
+                    text = line.decode("utf-8", errors="replace")
+                    undecodable = f"not UTF-8 text (byte {error.start} cannot be decoded)"
                 if line and self._on_line is not None:
-                    self._on_line(line)
-                return line.decode("utf-8", errors="replace")
+                    self._on_line(line, undecodable)
+                return text
             del content
             tail = line[-TAIL_BYTES:]
             while not ended:
@@ -244,6 +251,17 @@ def request_too_large(
     )
 
 
+def not_utf8(problem: str, prefix: bytes, tail: bytes) -> types.JSONRPCError:
+    """The answer to a line that is not UTF-8 text (``problem`` says where): Parse error, with
+    the request's id if the line shows it. Decoded with replacement characters, as the SDK reads
+    stdin, it would be served with its text changed."""
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=_request_id(prefix, tail),
+        error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {problem}"),
+    )
+
+
 def not_a_message(problem: ValidationError, prefix: bytes, tail: bytes) -> types.JSONRPCError:
     """The answer to a line the SDK could not read as a JSON-RPC message (``problem``): Parse
     error when it is not JSON, else Invalid Request; the request's id if the line shows it.
@@ -343,14 +361,15 @@ class _Requests(_Closing):
     """The transport's read stream, ending only once every request read from it is settled.
 
     The transport makes one item of each line, in order; ``lines`` holds the first and last
-    bytes of each line read, so that a line it could not read is answered by ``answer``.
+    bytes of each line read, and why it is not UTF-8 text if it is not, so that a line it could
+    not read, or would read changed, is answered by ``answer``.
     """
 
     def __init__(
         self,
         stream: Any,
         open_requests: _Open,
-        lines: deque[tuple[bytes, bytes]],
+        lines: deque[tuple[bytes, bytes, str | None]],
         answer: Callable[[SessionMessage], Awaitable[None]],
     ) -> None:
         super().__init__(stream, open_requests)
@@ -370,8 +389,12 @@ class _Requests(_Closing):
             except anyio.EndOfStream:
                 await self._open.wait_none()
                 raise
-            prefix, tail = self._lines.popleft() if self._lines else (b"", b"")
-            if isinstance(item, ValidationError):
+            prefix, tail, undecodable = self._lines.popleft() if self._lines else (b"", b"", None)
+            if undecodable is not None:
+                # Served as the SDK decoded it, its text would be changed: answered, not run.
+                if not _is_response(prefix):
+                    await self._answer(SessionMessage(not_utf8(undecodable, prefix, tail)))
+            elif isinstance(item, ValidationError):
                 # Neither a blank line nor a client's response (JSON-RPC answers none) gets one.
                 if prefix.strip() and not _is_response(prefix):
                     await self._answer(SessionMessage(not_a_message(item, prefix, tail)))
@@ -545,7 +568,7 @@ async def _run(
     server: Server[Any],
     stdin: anyio.AsyncFile[str],
     stdout: anyio.AsyncFile[str],
-    read: deque[tuple[bytes, bytes]],
+    read: deque[tuple[bytes, bytes, str | None]],
     extra: _ExtraAnswers,
 ) -> None:
     """Run ``server`` on the SDK's stdio transport over ``stdin`` and ``stdout``; a stop
@@ -594,10 +617,10 @@ async def serve_stdio(
         answer = SessionMessage(request_too_large(max_request_bytes, prefix, tail))
         anyio.from_thread.run(extra.send, answer, token=token)
 
-    read: deque[tuple[bytes, bytes]] = deque()
+    read: deque[tuple[bytes, bytes, str | None]] = deque()
 
-    def note(line: bytes) -> None:  # in the reading thread
-        read.append((line[:HEAD_BYTES], line[-TAIL_BYTES:]))
+    def note(line: bytes, undecodable: str | None) -> None:  # in the reading thread
+        read.append((line[:HEAD_BYTES], line[-TAIL_BYTES:], undecodable))
 
     # Copies of the descriptors, each closed by its thread: Python aborts at exit when a
     # thread blocked in a read holds the lock of sys.stdin's buffer.

@@ -57,6 +57,15 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
     (b'{"jsonrpc":"2.0","id":7.5,"method":"ping"}', _error(None, -32600, ODD_ID)),
     (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', _error(None, -32600, ODD_ID)),
     (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', _error(None, -32600, ODD_ID)),
+    (  # a call that would store "caf\ufffd" if the SDK's replacement stood
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"memory_store",'
+        b'"arguments":{"content":"caf\xe9"}}}',
+        _error(9, -32700, "Parse error: not UTF-8 text (byte 105 cannot be decoded)"),
+    ),
+    (
+        b'{"id":"\xff","method":"ping"}',
+        _error(None, -32700, "Parse error: not UTF-8 text (byte 7 cannot be decoded)"),
+    ),
     (
         b'{"jsonrpc":"2.0","id":8,"method":"no/such/method"}',
         {
@@ -72,6 +81,7 @@ RESPONSES = [
     b'{"jsonrpc":"2.0","id":13,"error":{"code":-1}}',
     b'{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":14,}',
     b'{"id":15,"jsonrpc":"1.0","result":{}}',
+    b'{"jsonrpc":"2.0","id":16,"result":{"text":"\xff"}}',
 ]
 """Lines that are a client's response, but no valid one: JSON-RPC answers no response."""
 
