@@ -154,7 +154,10 @@ def _primary(exc: sqlite3.Error) -> int:
 def _translate(exc: sqlite3.Error, where: str, file: str | None = None) -> MemoryAdapterError:
     """The lionmem error for ``exc``; ``file``: the store's file, named when it cannot be opened."""
     code = _primary(exc)
-    if code == sqlite3.SQLITE_CANTOPEN and file is not None and _wal_blocked(file):
+    # Unable to open, or (a directory another user cannot write) "attempt to write a readonly
+    # database" for a -shm file it could not make.
+    blocked = code in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY)
+    if blocked and file is not None and _wal_blocked(file):
         msg = (
             f"SQLite database {where} is unavailable: {exc} (SQLite opens a WAL database, even "
             "to read it, only where it can create or open its -wal and -shm files beside it: on "

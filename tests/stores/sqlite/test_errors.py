@@ -13,7 +13,7 @@ import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.stores.sqlite import SQLiteMemoryStore, _wal_blocked
+from lionmem.stores.sqlite import SQLiteMemoryStore, _translate, _wal_blocked
 from tests.stores.sqlite.support import dump, raw
 
 
@@ -201,6 +201,38 @@ async def test_a_file_whose_wal_cannot_be_opened_says_what_sqlite_needs(tmp_path
         await SQLiteMemoryStore(missing).count()
     assert str(caught.value) == (
         f"SQLite database {str(missing)!r} is unavailable: unable to open database file"
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (sqlite3.SQLITE_CANTOPEN, "unable to open database file"),
+        (sqlite3.SQLITE_READONLY, "attempt to write a readonly database"),
+    ],
+)
+def test_the_wal_reason_is_given_for_either_error_sqlite_gives(
+    tmp_path: Path, code: int, message: str
+) -> None:
+    """SQLite reports companions it cannot make as "unable to open" or (the -shm file, in a
+    directory another user cannot write) "attempt to write a readonly database": both get the
+    reason when the companions are blocked, and neither when they are not."""
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"")
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorcode = code
+    fine = _translate(error, repr(str(path)), str(path))
+    (tmp_path / "memory.db-wal").mkdir()
+    blocked = _translate(error, repr(str(path)), str(path))
+    assert (type(fine), str(fine)) == (
+        MemoryAdapterUnavailable,
+        f"SQLite database {str(path)!r} is unavailable: {message}",
+    )
+    assert (type(blocked), str(blocked)) == (
+        MemoryAdapterUnavailable,
+        f"SQLite database {str(path)!r} is unavailable: {message} (SQLite opens a WAL database, "
+        "even to read it, only where it can create or open its -wal and -shm files beside it: "
+        "on read-only storage, copy the file to a writable directory)",
     )
 
 
