@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from lionmem.cli._errors import OK, PROBLEM, CommandError, validation_message
 from lionmem.cli._output import print_item, print_items, say, say_done
-from lionmem.cli._signals import STOP
+from lionmem.cli._signals import STOP, stopped_waiting
 from lionmem.cli._store import add_store_arguments, run_on_store, store_method
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -239,12 +239,9 @@ async def _outcome(command: str, write: Awaitable[_T]) -> _T:
     add the item again. The interruption is noted on stderr; a further Ctrl-C or SIGTERM is
     ignored until the command ends (it reports the outcome and closes the store), so none can
     misreport a write done."""
-    handed = asyncio.ensure_future(write)
-    try:
-        return await asyncio.shield(handed)
-    except asyncio.CancelledError:
-        if handed.cancelled():  # cancelled by someone else than the interruption
-            raise
+    handed, stopped = await stopped_waiting(write)
+    if not stopped:
+        return handed.result()
     task = asyncio.current_task()
     if task is not None:  # the interruption is handled here, not by the task's later awaits
         task.uncancel()

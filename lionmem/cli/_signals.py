@@ -14,12 +14,12 @@ import asyncio
 import signal
 import socket
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["STOP", "Stop", "run", "sigterm_as_ctrl_c"]
+__all__ = ["STOP", "Stop", "run", "sigterm_as_ctrl_c", "stopped_waiting"]
 
 _T = TypeVar("_T")
 
@@ -112,3 +112,17 @@ def _drain(reader: socket.socket) -> None:
     with suppress(BlockingIOError):
         while reader.recv(4096):
             pass
+
+
+async def stopped_waiting(work: Awaitable[_T]) -> tuple[asyncio.Future[_T], bool]:
+    """Start ``work`` and wait for it, shielded from a stop (Ctrl-C or SIGTERM, which cancel the
+    command's task): return its future, and whether a stop ended the wait, leaving ``work``
+    running. The outcome of ``work`` is raised, a cancellation of it by anyone else included."""
+    handed = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(handed)
+    except asyncio.CancelledError:
+        if handed.cancelled():  # cancelled by someone else than the stop
+            raise
+        return handed, True
+    return handed, False

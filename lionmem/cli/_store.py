@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lionmem.cli._errors import refuse_trailing_slash
-from lionmem.cli._signals import run
+from lionmem.cli._signals import run, stopped_waiting
 from lionmem.errors import MemoryAdapterError
 
 __all__ = [
@@ -314,12 +314,8 @@ async def _closed_after(store: Any, status: int) -> int:
     command at once with that status, as the work's report said: what it did is committed, and
     the store's files are consistent whenever the process ends.
     """
-    closing = asyncio.ensure_future(store.close())
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if closing.cancelled() or task is None:  # cancelled by someone else than a stop
-            raise
+    _, stopped = await stopped_waiting(store.close())
+    task = asyncio.current_task()
+    if stopped and task is not None:  # the stop is handled here: the work's status stands
         task.uncancel()
     return status

@@ -52,7 +52,7 @@ from lionmem.cli._output import (
     visible,
     write_all,
 )
-from lionmem.cli._signals import STOP
+from lionmem.cli._signals import STOP, stopped_waiting
 from lionmem.cli._store import (
     add_store_arguments,
     is_postgres,
@@ -263,12 +263,9 @@ async def _streamed(write: Awaitable[int]) -> int:
     items and completes that; the command says so, ignores every further Ctrl-C and SIGTERM,
     and reports the import done, since running it again would store the items twice.
     """
-    handed = asyncio.ensure_future(write)
-    try:
-        return await asyncio.shield(handed)
-    except asyncio.CancelledError:
-        if handed.cancelled():  # cancelled by someone else than the interruption
-            raise
+    handed, stopped = await stopped_waiting(write)
+    if not stopped:
+        return handed.result()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGTERM is raised as SIGINT: both ignored
     try:
         stored = await handed  # the task stays cancelled meanwhile: the reader sees it
