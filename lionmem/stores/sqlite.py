@@ -323,6 +323,8 @@ class SQLiteMemoryStore:
         # The index entries of the items this store wrote since, by id: indexing them need not
         # decode their JSON (their content is not kept: it may be large).
         self._written: dict[str, Entries] = {}
+        # The device and inode of the file the writer opened (``_moved``); None for ":memory:".
+        self._identity: tuple[int, int] | None = None
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
     @property
@@ -364,6 +366,9 @@ class SQLiteMemoryStore:
             upto = indexed_upto(conn, repr(self._path))
             (tail,) = conn.execute("SELECT count(*) FROM items WHERE seq > ?", (upto,)).fetchone()
             reader = None if memory else self._open_reader()
+            if not memory:
+                found = os.stat(self._file)
+                self._identity = (found.st_dev, found.st_ino)
         except BaseException:
             conn.close()
             raise
@@ -417,13 +422,50 @@ class SQLiteMemoryStore:
                 raise _translate(exc, repr(self._path), self._file) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
+    def _moved(self) -> MemoryAdapterUnavailable | None:
+        """The error for a write once the file the store opened is no longer at its path.
+
+        Deleted, moved or replaced, that file is one no open of the path will find: a write to
+        it would be acknowledged and lost with it. (SQLite's own test, ``SQLITE_FCNTL_HAS_MOVED``,
+        compares the same inode.) A path that cannot be looked up for another reason (a
+        directory made unreadable) proves nothing, and does not stop the write.
+        """
+        if self._identity is None:
+            return None
+        try:
+            found = os.stat(self._file)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError:
+            return None
+        else:
+            if (found.st_dev, found.st_ino) == self._identity:
+                return None
+        msg = (
+            f"{self!r}: the database file was deleted, moved or replaced since the store opened "
+            "it, so a write would be lost with it; nothing was written: close this store and "
+            "open the file again"
+        )
+        return MemoryAdapterUnavailable(msg)
+
+    def _unmoved(self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``write`` unless the store's file was moved (``_moved``)."""
+        moved = self._moved()
+        if moved is not None:
+            raise moved
+        return write(conn)
+
     def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
         """Commit the writes queued together in one transaction (in the worker thread).
 
         If that fails, each is committed on its own, so only a write that fails by itself fails;
         but a lock held past the busy timeout and the retries, met by the group or by one write,
-        fails every write not yet committed at once (each would wait for it again).
+        fails every write not yet committed at once (each would wait for it again). None is
+        written once the store's file was moved (``_moved``).
         """
+        moved = self._moved()
+        if moved is not None:
+            return [(None, moved)] * len(batches)
         where = repr(self._path)
         if len(batches) > 1:
             everything = tuple(chain.from_iterable(batches))
@@ -552,8 +594,8 @@ class SQLiteMemoryStore:
         direct connection, another thread is using it, operations of this store are queued or
         running in the worker (``Worker.busy``, cancelled ones included), a checkpoint is due,
         the file is locked (no busy timeout), the id is stored already (a replacement needs a
-        transaction), or on any other SQLite error. The insert is one statement, its own
-        transaction: all or nothing.
+        transaction), the file was moved (``_moved``), or on any other SQLite error. The insert
+        is one statement, its own transaction: all or nothing.
         """
         connections = self._connections
         # _checkpointing is read without _tail_lock: a stale answer only sends one more insert
@@ -562,7 +604,7 @@ class SQLiteMemoryStore:
             return False
         try:
             direct = connections.direct
-            if direct is None:
+            if direct is None or self._moved() is not None:
                 return False
             try:
                 if not _insert(direct, encoded).rowcount:
@@ -725,7 +767,8 @@ class SQLiteMemoryStore:
         self._check_open()
         if key is None:
             return False
-        return await self._call(partial(_delete, key=key, where=repr(self._path)))
+        delete = partial(_delete, key=key, where=repr(self._path))
+        return await self._call(partial(self._unmoved, write=delete))
 
     async def count(self) -> int:
         """Return the number of stored items (the worker counts them: SQLite reads the whole
@@ -772,7 +815,7 @@ class SQLiteMemoryStore:
         items = require_items(items, "store_stream")
         stream = partial(self._stream, items=items, skip=on_unrepresentable, withdrawn=withdrawn)
         try:
-            return await self._call(stream)
+            return await self._call(partial(self._unmoved, write=stream))
         except asyncio.CancelledError:
             withdrawn.set()  # seen by the worker before the next item and before the commit
             raise

@@ -6,12 +6,13 @@ import asyncio
 import sqlite3
 import types
 import unicodedata
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.errors import MemoryAdapterError
+from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.stores import _sqlite_codec, _sqlite_schema
 from lionmem.stores.sqlite import IncompatibleDatabaseError, SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import contents, dump, raw
@@ -306,3 +307,72 @@ async def test_a_relative_path_is_taken_from_the_working_directory_at_constructi
         ["later", "made"],
     )
     assert [row[0] for row in raw(made / "m.db", "SELECT id FROM items")] == [str(item.id)]
+
+
+# ---------------------------------------------------------------- the file moved away
+
+MOVED = "the database file was deleted, moved or replaced since the store opened it"
+
+
+def delete_files(path: Path) -> None:
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+
+
+def replace_file(path: Path) -> None:
+    other = path.with_name("other.db")
+    other.write_bytes(b"")
+    other.replace(path)
+
+
+def rename_file(path: Path) -> None:
+    path.replace(path.with_name("renamed.db"))
+
+
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+@pytest.mark.parametrize("move", [delete_files, replace_file, rename_file])
+async def test_writes_are_refused_once_the_file_left_its_path(
+    tmp_path: Path, synchronous: Synchronous, move: Callable[[Path], None]
+) -> None:
+    """Every write after the file was deleted, replaced or renamed raises, naming why, rather
+    than being acknowledged into a file no open of the path will find."""
+    path = tmp_path / "m.db"
+    kept = MemoryItem(content="kept")
+    async with SQLiteMemoryStore(path, synchronous=synchronous) as store:
+        await store.store(kept)
+        move(path)
+        writes: dict[str, Callable[[], Awaitable[object]]] = {
+            "store": lambda: store.store(MemoryItem(content="new")),
+            "store replacing": lambda: store.store(kept),
+            "store_many": lambda: store.store_many([MemoryItem(content="new")]),
+            "store_stream": lambda: store.store_stream([MemoryItem(content="new")]),
+            "delete": lambda: store.delete(kept.id),
+        }
+        for name, write in writes.items():
+            with pytest.raises(MemoryAdapterUnavailable, match=MOVED) as raised:
+                await write()
+            assert "nothing was written" in str(raised.value), name
+        # Reads answer from the file the store opened, which the refused writes left as it was.
+        assert [await store.count(), await store.retrieve(kept.id)] == [1, kept]
+
+
+async def test_a_store_opened_after_the_file_was_deleted_starts_a_new_file(tmp_path: Path) -> None:
+    """The refusal belongs to the store that lost its file: a new store on the path works."""
+    path = tmp_path / "m.db"
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(MemoryItem(content="gone"))
+        delete_files(path)
+        with pytest.raises(MemoryAdapterUnavailable, match=MOVED):
+            await store.store(MemoryItem(content="refused"))
+    fresh = MemoryItem(content="fresh")
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(fresh)
+        assert await store.search(MemoryQuery()) == [fresh]
+
+
+async def test_a_memory_database_has_no_file_to_lose() -> None:
+    """``:memory:`` has no path to check: its writes go on as before."""
+    async with SQLiteMemoryStore(":memory:") as store:
+        await store.store(MemoryItem(content="a"))
+        await store.store(MemoryItem(content="b"))
+        assert await store.count() == 2
