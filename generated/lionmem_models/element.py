@@ -28,6 +28,8 @@ class Element(ElementBase):
         default_factory=utc_timestamp,
         description="Creation time as UTC POSIX seconds (a finite number). Set to the current time when absent; it never changes once set.",
         frozen=True,
+        ge=-1.7976931348623157e308,
+        le=1.7976931348623157e308,
     )
     metadata: dict[str, Any] = Field(
         default_factory=dict,

@@ -20,6 +20,8 @@ export const schemas = {
       "created_at": {
         "description": "Creation time as UTC POSIX seconds (a finite number). Set to the current time when absent; it never changes once set.",
         "type": "number",
+        "minimum": -1.7976931348623157e+308,
+        "maximum": 1.7976931348623157e+308,
         "readOnly": true
       },
       "metadata": {

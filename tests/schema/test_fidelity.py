@@ -76,6 +76,17 @@ EXCEPTIONS: dict[tuple[str, Mode, str, str], tuple[Any, Any, str]] = {
         for mode in MODES
     },
     **{
+        (name, mode, "created_at", "constraints"): (
+            '{"maximum": 1.7976931348623157e+308, "minimum": -1.7976931348623157e+308}',
+            "{}",
+            "created_at's plain validator (lionmem._base) replaces pydantic's float validation "
+            "and its bounds: it refuses what has no finite float value, the same numbers; "
+            "test_vectors checks both integers past the bounds",
+        )
+        for name in ("element", "memory_item")
+        for mode in MODES
+    },
+    **{
         ("memory_adapter_manifest", mode, "", "assertions"): (
             ("dependentSchemas",),
             (),

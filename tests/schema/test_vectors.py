@@ -123,39 +123,3 @@ def test_both_kinds_of_model_difference_are_covered() -> None:
 def test_vector_folders_are_schema_names() -> None:
     """tests/vectors/ holds one folder per schema and no stray files."""
     assert sorted(p.name for p in VECTORS.iterdir()) == sorted(MODELS)
-
-
-# Differences that cannot be shared vectors because JavaScript cannot parse the document
-# faithfully: (schema, JSON text, jsonschema verdict, model verdict, reason). They are checked
-# here, Python side only. (The urn:uuid: id form is a shared vector, element/032.)
-PYTHON_ONLY: list[tuple[str, str, bool, bool, str]] = [
-    (
-        "element",
-        '{"created_at": 1' + "0" * 400 + "}",
-        True,
-        False,
-        "stricter: an integer beyond the largest double has no finite float value (L2); "
-        "JavaScript's JSON.parse turns it into Infinity, which ajv rejects",
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("name", "text", "schema_valid", "model_valid", "reason"),
-    PYTHON_ONLY,
-    ids=["element-created-at-beyond-double"],
-)
-def test_python_only_difference_still_differs(
-    name: str, text: str, schema_valid: bool, model_valid: bool, reason: str
-) -> None:
-    """jsonschema and both model modes give the recorded (different) verdicts on these documents."""
-    document = json.loads(text)
-    verdicts = (
-        validator(name).is_valid(document),
-        _model_accepts(name, document),
-        _model_accepts_json(name, text),
-    )
-    assert (schema_valid != model_valid, verdicts) == (
-        True,
-        (schema_valid, model_valid, model_valid),
-    )
