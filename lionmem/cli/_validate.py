@@ -8,7 +8,8 @@ Each problem is printed as ``FILE:LINE: PATH: message`` with ``PATH`` a JSON pat
 last value, the one import keeps); text that is not UTF-8 or not JSON is a problem of its
 document too, and so is ``NaN``, ``Infinity``, ``-Infinity`` (which Python reads, JSON has
 not), a number too large for a float, a lone surrogate escape or nesting of about 200 levels
-(which pydantic's JSON parser, the one import reads with, refuses). The schema is ``--schema``
+(which pydantic's JSON parser, the one import reads with, refuses), and of an item, content or
+metadata nesting deeper than the stores keep (import refuses it). The schema is ``--schema``
 (default ``memory_item``). Validation is JSON Schema draft 2020-12 with format checking on (a ``uuid`` in the canonical
 form, as the MCP server and ajv check it), cross-file ``$ref`` resolved: the verdicts of the
 schema vectors. Needs jsonschema (the ``cli`` extra).
@@ -30,6 +31,7 @@ from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import urljoin
 
 from pydantic_core import from_json
 
@@ -38,12 +40,17 @@ from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
 from lionmem.cli._output import plural, say, visible, visible_json, writable
 from lionmem.cli._schema import resolve_schema_name
+from lionmem.stores._sqlite_codec import MAX_DEPTH
 
 __all__ = ["Report", "json_path", "problems", "register"]
 
 _LINES = (".jsonl", ".ndjson")
 # A document deeper than Python's recursion limit lets the parser or the validator follow.
 _TOO_DEEP = "nested too deeply to check"
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+# The levels an item's document may nest: the document, then content or metadata nesting at most
+# MAX_DEPTH (the stores' limit, so that an exported item imports again).
+_ITEM_DEPTH = MAX_DEPTH + 1
 
 
 @cache
@@ -265,6 +272,27 @@ def _unreadable(document: str) -> tuple[int, str] | None:
     return None
 
 
+def _too_deep_to_store(document: str, value: Any) -> tuple[int, str] | None:
+    """Where the item ``value`` (parsed from ``document``) nests deeper than a store keeps, as
+    (line within the document from 0, message), or ``None``: the parser reads one level more
+    than an item a store writes, which import then refuses."""
+    if document.count("[") + document.count("{") <= _ITEM_DEPTH:
+        return None
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:  # depth first, in document order
+        path, node = stack.pop()
+        if isinstance(node, list | dict):
+            if len(path) == _ITEM_DEPTH:
+                where = document.count("\n", 0, _offsets(document, [path])[path])
+                return where, (
+                    f"{json_path(path)}: nested deeper than an item lionmem stores (lists and "
+                    f"dicts in content or metadata nest at most {MAX_DEPTH} levels)"
+                )
+            children = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend(((*path, key), child) for key, child in reversed(list(children)))
+    return None
+
+
 def _not_finite(value: Any) -> Iterator[tuple[Any, ...]]:
     """Yield the path of every number in ``value`` that is not finite (NaN, an infinity) or
     too long to read (``_Unread``)."""
@@ -444,6 +472,10 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
         refused = _unreadable(document)
         if refused is not None:  # first: import stops there, whatever else the document holds
             yield f"{name}:{line + refused[0] - 1}: {refused[1]}"
+        elif schema == "memory_item":
+            refused = _too_deep_to_store(document, value)
+            if refused is not None:
+                yield f"{name}:{line + refused[0]}: {refused[1]}"
         try:
             located = _checked(
                 validator, document, value, odd_numbers=odd_numbers, too_long=too_long
@@ -465,13 +497,20 @@ def _checked(
     ``odd_numbers``, ``too_long``: what ``_loads`` found of numbers that are not finite."""
     not_finite = list(_not_finite(value)) if odd_numbers else []
     # An integer too long to read stands for itself (_Unread): what the schema says at its own
-    # path is not its problem, the one _not_finite reports is.
+    # path is not its problem, the one _not_finite reports is; nor, of an infinity, its bounds.
     unread = {path for path in not_finite if _at(value, path).__class__ is _Unread}
-    found = [
-        (path, problem.message)
-        for problem in validator.iter_errors(value)
-        if (path := tuple(problem.absolute_path)) not in unread
-    ]
+    infinite = set(not_finite) - unread
+    found = []
+    for problem in validator.iter_errors(value):
+        path = tuple(problem.absolute_path)
+        if path in unread or (path in infinite and problem.validator in _BOUNDS):
+            continue
+        message = problem.message
+        if problem.validator == "unevaluatedProperties":
+            message = _unknown_properties(validator.schema, problem.instance)
+            if message is None:
+                continue
+        found.append((path, message))
     if too_long > len(unread):  # one under a key given again later: not in ``value``
         message = (
             f"an integer of more than {_most_digits()} digits, under a key given again later, "
@@ -487,6 +526,34 @@ def _checked(
     ordered = sorted({(offsets[path], json_path(path), message) for path, message in found})
     breaks = [match.start() for match in re.finditer("\n", document)]
     return [(bisect.bisect(breaks, offset), at, message) for offset, at, message in ordered]
+
+
+def _unknown_properties(schema: dict[str, Any], instance: Any) -> str | None:
+    """The message for the keys of ``instance`` that no part of ``schema`` declares, or ``None``.
+
+    ``unevaluatedProperties`` also counts a declared property whose value its own schema
+    refuses (MemoryItem's ``id``, declared by the Element schema it extends, when it is not a
+    UUID): that value's own problem is reported where it stands, and the key is not unknown.
+    """
+    declared = _declared(schema["$id"])
+    unknown = sorted((key for key in instance if key not in declared), key=str)
+    if not unknown:
+        return None
+    names = ", ".join(repr(key) for key in unknown)
+    return f"Unevaluated properties are not allowed ({names} {'was' if len(unknown) == 1 else 'were'} unexpected)"
+
+
+@cache
+def _declared(schema_id: str) -> frozenset[str]:
+    """The property names the root of the shipped schema ``schema_id`` declares: its own, and
+    those of the parts of its ``allOf`` (one level of ``$ref``, as the shipped schemas use)."""
+    by_id = {contents["$id"]: contents for contents in schemas().values()}
+    root = by_id[schema_id]
+    names = set(root.get("properties", {}))
+    for part in root.get("allOf", []):
+        named = by_id[urljoin(schema_id, part["$ref"])] if "$ref" in part else part
+        names.update(named.get("properties", {}))
+    return frozenset(names)
 
 
 def _run(args: argparse.Namespace) -> int:
