@@ -384,10 +384,11 @@ MAX_TAGS = 10_000
 def wanted_tags(tags: Sequence[str]) -> list[str] | None:
     """The distinct query tags a stored tag can equal, sorted; ``None`` when there is none.
 
-    A tag UTF-8 cannot encode equals no stored tag. Raises ``UnsupportedMemoryQuery`` (naming
-    ``tags``) for more than ``MAX_TAGS``.
+    A tag UTF-8 cannot encode equals no stored tag, nor does one that is not a string (put in
+    a query's list after it was validated). Raises ``UnsupportedMemoryQuery`` (naming ``tags``)
+    for more than ``MAX_TAGS``.
     """
-    wanted = sorted({tag for tag in tags if encodable(tag)})
+    wanted = sorted({tag for tag in tags if isinstance(tag, str) and encodable(tag)})
     if not wanted:
         return None
     if len(wanted) > MAX_TAGS:
@@ -399,7 +400,8 @@ def sql_filters(filters: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, Any, 
     """The filters SQL may pre-select by: ``(key, value, canonical text)``, in order.
 
     Python still confirms every filter on the rows SQL selects. A filter whose key UTF-8 cannot
-    encode is left to it (no stored key: it compares with None), and so is every filter from the
+    encode, or that is not a string (put in a query's dict after it was validated), is left to
+    it (no stored key: it compares with None), and so is every filter from the
     first value without a canonical text on: only Python compares that value, and its ``==`` may
     raise, so the reference runs it on every item the filters before it let through.
     """
@@ -407,5 +409,5 @@ def sql_filters(filters: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, Any, 
         text = canonical(value)
         if text is None:
             return
-        if encodable(key):
+        if isinstance(key, str) and encodable(key):
             yield key, value, text

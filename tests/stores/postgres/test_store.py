@@ -22,7 +22,10 @@ from lionmem.stores._postgres_query import SELECT
 from lionmem.stores.postgres import SERVER_SETTINGS, PostgresMemoryStore, UnrepresentableValueError
 from tests.differential import FILTERED, RAISING_FILTERS, outcome
 from tests.postgres_support import Cluster
-from tests.stores.shared import one_item_for_many_is_refused
+from tests.stores.shared import (
+    one_item_for_many_is_refused,
+    queries_changed_in_place_answer_as_in_memory,
+)
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"
 
@@ -95,6 +98,12 @@ async def test_subclasses_and_non_items_are_refused(postgres_dsn: str) -> None:
             await store.store([MemoryItem(content="x")])  # type: ignore[arg-type]  # wrong on purpose
         await one_item_for_many_is_refused(store)
         assert await store.count() == 0
+
+
+async def test_a_query_changed_in_place_is_answered_as_in_memory(postgres_dsn: str) -> None:
+    """Tags and filter keys that are not strings, put in a query after it was validated."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await queries_changed_in_place_answer_as_in_memory(store)
 
 
 async def test_replacement_keeps_the_first_position(postgres_dsn: str) -> None:

@@ -18,7 +18,10 @@ from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
 from lionmem.protocol import MemoryStore
 from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
-from tests.stores.shared import one_item_for_many_is_refused
+from tests.stores.shared import (
+    one_item_for_many_is_refused,
+    queries_changed_in_place_answer_as_in_memory,
+)
 from tests.stores.sqlite.support import EVERYTHING, contents, dump, fill
 
 
@@ -154,6 +157,13 @@ async def test_one_item_given_for_many_is_refused_naming_the_call(
 ) -> None:
     """A single item, or a non-item among many, given to store_many or store_stream."""
     await one_item_for_many_is_refused(store)
+
+
+async def test_a_query_changed_in_place_is_answered_as_in_memory(
+    store: SQLiteMemoryStore,
+) -> None:
+    """Tags and filter keys that are not strings, put in a query after it was validated."""
+    await queries_changed_in_place_answer_as_in_memory(store)
 
 
 async def test_store_of_a_subclass_is_refused(store: SQLiteMemoryStore) -> None:
