@@ -611,9 +611,10 @@ class PostgresMemoryStore:
         chunks = _chunks(require_items(items, "store_stream"), on_unrepresentable)
         reading = False
         chunk: list[Row] | None = None  # read, and not yet written by a statement that ran
+        own: Exception | None = None  # raised by the items or on_unrepresentable
 
         async def write(conn: Any) -> int:
-            nonlocal reading, chunk
+            nonlocal reading, chunk, own
             stored = 0
             async with transaction(conn):
                 reading = True
@@ -622,6 +623,7 @@ class PostgresMemoryStore:
                         try:
                             chunk = next(chunks, None)
                         except Exception as exc:
+                            own = exc
                             raise _Own(exc) from None
                         if chunk is None:
                             return stored
@@ -631,8 +633,18 @@ class PostgresMemoryStore:
                     stored += len(chunk)
                     chunk = None
 
+        # The caller's own exception leaves the turn as a return: one that is a
+        # MemoryAdapterUnavailable (of another store the items come from) says nothing of this
+        # store's server, so the writes waiting behind the stream must not fail with it.
+        stored = 0
         async with self._writes.turn():
-            stored = await self._call(write, retry=lambda: not reading)
+            try:
+                stored = await self._call(write, retry=lambda: not reading)
+            except Exception as exc:
+                if exc is not own:
+                    raise
+        if own is not None:
+            raise own
         if stored >= _BATCH and not self._analysed:
             await self._analyse()
         return stored

@@ -130,6 +130,32 @@ async def test_an_error_from_the_iterable_rolls_back_and_is_raised_as_it_is(
         assert await store.count() == 1
 
 
+async def test_an_outage_the_iterable_raises_does_not_fail_the_writes_behind_it(
+    postgres_dsn: str,
+) -> None:
+    """A ``MemoryAdapterUnavailable`` from the items (another store they are read from is
+    down) is the stream's own error: the writes queued behind it run, as after any other."""
+    raised = MemoryAdapterUnavailable("the source store is down")
+
+    def failing() -> Iterator[MemoryItem]:
+        yield from (MemoryItem(content=i) for i in range(1500))
+        raise raised
+
+    behind = [MemoryItem(content=f"behind {n}") for n in range(3)]
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.open()
+        stream = asyncio.create_task(store.store_stream(failing()))
+        await asyncio.sleep(0)  # the stream holds the store's writes
+        queued = [asyncio.create_task(store.store(item)) for item in behind]
+        deleted = asyncio.create_task(store.delete(uuid4()))
+        with pytest.raises(MemoryAdapterUnavailable) as caught:
+            await stream
+        assert caught.value is raised
+        assert [await task for task in queued] == [item.id for item in behind]
+        assert await deleted is False
+        assert await everything(store) == behind
+
+
 async def test_a_stream_cancelled_while_its_iterable_fails_ends_cancelled(
     postgres_dsn: str,
 ) -> None:
