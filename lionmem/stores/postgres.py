@@ -295,6 +295,11 @@ class PostgresMemoryStore:
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
+        # Calls under way (made before close(), which waits for them), what close() waits on,
+        # and whether close() has taken the pool.
+        self._running = 0
+        self._ended: asyncio.Event | None = None
+        self._pool_closed = False
 
     @property
     def manifest(self) -> MemoryAdapterManifest:
@@ -351,9 +356,12 @@ class PostgresMemoryStore:
             raise MemoryAdapterError(msg)
 
     async def _get_pool(self) -> Any:
-        self._check_call()
+        # Every call was checked when it was made (_check_call); one made before close() runs
+        # on, and only one still running when close() took the pool is refused here.
         if self._pool is not None:
             return self._pool
+        if self._pool_closed:
+            raise MemoryAdapterUnavailable(f"{self!r} is closed")
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
@@ -418,8 +426,25 @@ class PostgresMemoryStore:
         ``_CONFLICT_RETRIES`` times. Tables found missing (the database was recreated or
         restored empty) are created again and the operation runs once more, whatever ``retry``
         says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it
-        is, untranslated.
+        is, untranslated. ``close()`` waits for it (``_started``).
         """
+        with self._started():
+            return await self._run_call(operation, retry)
+
+    @contextlib.contextmanager
+    def _started(self) -> Iterator[None]:
+        """Count the block as an operation under way, which ``close()`` waits for."""
+        self._running += 1
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if not self._running and self._ended is not None:
+                self._ended.set()
+
+    async def _run_call(
+        self, operation: Callable[[Any], Awaitable[_T]], retry: bool | Callable[[], bool]
+    ) -> _T:
         pool = await self._get_pool()
         recreated = False
         failures: collections.Counter[str] = collections.Counter()
@@ -474,12 +499,23 @@ class PostgresMemoryStore:
 
     async def open(self) -> None:
         """Connect and create (or migrate) the tables now instead of on the first call."""
+        self._check_call()
         await self._call(_nothing)
 
     async def close(self) -> None:
-        """Close the pool the store created (a pool passed in stays open); idempotent."""
+        """Close the pool the store created (a pool passed in stays open); idempotent.
+
+        Calls made before it, still connecting or running, end first (``command_timeout`` and
+        ``connect_timeout`` bound the wait); calls made after it are refused.
+        """
         self._closed = True
+        if self._running:
+            self._ended = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                wait = self._command_timeout + self._connect_timeout
+                await asyncio.wait_for(self._ended.wait(), wait)
         pool, self._pool = self._pool, None
+        self._pool_closed = True
         if pool is not None and self._owns_pool:
             try:
                 await asyncio.wait_for(pool.close(), self._command_timeout)
@@ -508,7 +544,8 @@ class PostgresMemoryStore:
         """Store ``item`` (replacing an item with its id in place), commit, and return its id."""
         row = _row(item)
         self._check_call()
-        await self._writes.submit(row)
+        with self._started():  # from its call: it may wait behind other writes
+            await self._writes.submit(row)
         return item.id
 
     async def retrieve(self, item_id: UUID | str) -> MemoryItem | None:
@@ -581,8 +618,9 @@ class PostgresMemoryStore:
         rows = [_row(item, "store_many") for item in batch]
         self._check_call()
         if rows:
-            async with self._writes.turn():
-                await self._write_rows(rows)
+            with self._started():  # from its call: it may wait behind other writes
+                async with self._writes.turn():
+                    await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
             await self._analyse()
         return [item.id for item in batch]
@@ -637,12 +675,13 @@ class PostgresMemoryStore:
         # MemoryAdapterUnavailable (of another store the items come from) says nothing of this
         # store's server, so the writes waiting behind the stream must not fail with it.
         stored = 0
-        async with self._writes.turn():
-            try:
-                stored = await self._call(write, retry=lambda: not reading)
-            except Exception as exc:
-                if exc is not own:
-                    raise
+        with self._started():  # from its call: it may wait behind other writes
+            async with self._writes.turn():
+                try:
+                    stored = await self._call(write, retry=lambda: not reading)
+                except Exception as exc:
+                    if exc is not own:
+                        raise
         if own is not None:
             raise own
         if stored >= _BATCH and not self._analysed:
@@ -685,12 +724,14 @@ class PostgresMemoryStore:
         ns = self._ns
         # Not retried on a lost connection: had it committed the delete, a retry would answer
         # False (tables found missing are another matter: the statement never ran).
-        async with self._writes.turn():
-            found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
+        with self._started():  # from its call: it may wait behind other writes
+            async with self._writes.turn():
+                found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
         return found is True
 
     async def count(self) -> int:
         """Return the number of items in the store's namespace."""
+        self._check_call()
         ns = self._ns
         return int(await self._call(lambda conn: conn.fetchval(_COUNT, ns)))
 
@@ -713,6 +754,7 @@ class PostgresMemoryStore:
             return lambda conn: conn.fetch(_PAGE_SQL, ns, after, batch_size)
 
         while True:
+            self._check_call()
             rows = await self._call(page(last))
             for row in rows:
                 last, item = _decode_seq(row)

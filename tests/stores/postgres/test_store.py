@@ -361,6 +361,70 @@ async def test_close_waits_for_a_write_under_way(postgres_dsn: str) -> None:
         assert payload(await reader.retrieve(item.id)) == payload(item)
 
 
+async def test_close_waits_for_the_writes_queued_behind_a_write_under_way(
+    postgres_dsn: str,
+) -> None:
+    """Writes called before close(), still queued behind one that waits for a lock, are all
+    run and committed before close() returns; none is refused as closed."""
+    store = PostgresMemoryStore(postgres_dsn, namespace=f"close-{uuid4()}")
+    await store.open()
+    first, *queued = [MemoryItem(content=f"write {n}") for n in range(4)]
+    holder = await asyncpg.connect(postgres_dsn)
+    try:
+        async with holder.transaction():
+            await holder.execute("LOCK TABLE lionmem_items IN EXCLUSIVE MODE")
+            writes: list[asyncio.Task[object]] = [asyncio.create_task(store.store(first))]
+            await asyncio.sleep(0.1)
+            writes.append(asyncio.create_task(store.store(queued[0])))
+            writes.append(asyncio.create_task(store.store_many(queued[1:])))
+            writes.append(asyncio.create_task(store.delete(first.id)))
+            await asyncio.sleep(0.1)
+            closing = asyncio.create_task(store.close())
+            await asyncio.sleep(0.1)
+            waiting = closing.done()
+    finally:
+        await holder.close()
+    await closing
+    results = await asyncio.gather(*writes)
+    assert (waiting, results) == (
+        False,
+        [first.id, queued[0].id, [item.id for item in queued[1:]], True],
+    )
+    async with PostgresMemoryStore(postgres_dsn, namespace=store.namespace) as reader:
+        assert [payload(item) async for item in reader.items()] == [payload(i) for i in queued]
+
+
+async def test_close_waits_for_calls_made_while_the_store_connects(postgres_dsn: str) -> None:
+    """Calls made before close(), while the store's first connection is being made, are
+    answered (not failed as if the server were down); calls after close() are refused."""
+    namespace = f"connecting-{uuid4()}"
+    async with PostgresMemoryStore(postgres_dsn, namespace=namespace):
+        pass  # the tables exist: the calls below only wait for their connections
+    store = PostgresMemoryStore(postgres_dsn, namespace=namespace)
+    items = [MemoryItem(content=f"early {n}") for n in range(4)]
+    calls: list[asyncio.Task[Any]] = [
+        asyncio.create_task(store.store(items[0])),
+        asyncio.create_task(store.store_many(items[1:3])),
+        asyncio.create_task(store.store_stream(iter(items[3:]))),
+        asyncio.create_task(store.delete(uuid4())),
+        asyncio.create_task(store.search(MemoryQuery(text="early"))),
+        asyncio.create_task(store.count()),
+    ]
+    await asyncio.sleep(0)  # every call has started, and waits for a connection
+    await store.close()
+    stored, many, streamed, deleted, found, counted = await asyncio.gather(*calls)
+    assert (stored, many, streamed, deleted) == (items[0].id, [i.id for i in items[1:3]], 1, False)
+    # The reads ran beside the writes: each saw some of them, in insertion order.
+    assert [payload(item) for item in found] == [
+        payload(item) for item in items if item.id in {hit.id for hit in found}
+    ]
+    assert counted in range(5)
+    with pytest.raises(MemoryAdapterUnavailable, match="is closed"):
+        await store.count()
+    async with PostgresMemoryStore(postgres_dsn, namespace=namespace) as reader:
+        assert [payload(item) async for item in reader.items()] == [payload(i) for i in items]
+
+
 @pytest.mark.parametrize(
     "duplicate", [copy.deepcopy, pickle.dumps, copy.copy], ids=["deepcopy", "pickle", "copy"]
 )
