@@ -12,16 +12,21 @@ Ctrl-C (``lionmem.cli._signals``), with ``terminated`` and 143.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from lionmem.cli._errors import PROBLEM, USAGE, CommandError
 from lionmem.cli._output import descriptor_named, visible
 from lionmem.cli._signals import Stop, sigterm_as_ctrl_c
 from lionmem.cli._store import StoreSelectionError
 from lionmem.errors import MemoryAdapterError
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -41,9 +46,21 @@ _DESCRIPTION = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that writing its help, version or usage raises when it fails:
+    argparse ignores the error, so ``lionmem --help >/dev/full`` ended with status 0 and
+    nothing written. Its subcommands' parsers are of this class too."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        stream = file or sys.stderr
+        if message and stream is not None:  # None: the stream is closed, nothing to tell
+            stream.write(message)
+            getattr(stream, "flush", lambda: None)()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``lionmem`` command."""
-    parser = argparse.ArgumentParser(prog="lionmem", description=_DESCRIPTION)
+    parser = _Parser(prog="lionmem", description=_DESCRIPTION)
     from lionmem import __version__
 
     parser.add_argument("--version", action="version", version=f"lionmem {__version__}")
@@ -53,13 +70,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command``, one of ``parser``'s subcommands."""
+    # argparse lists a parser's subcommands only in its private action list.
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``lionmem`` command with ``argv`` (default ``sys.argv[1:]``); return its exit status."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # what none of the command's options takes: said with the command's usage
+            _command_parser(parser, args.command).error(
+                f"unrecognized arguments: {' '.join(extra)}"
+            )
     except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else USAGE
+    except BrokenPipeError:  # the reader of the help went away (lionmem --help | head -1)
+        _drop_stdout()
+        return PROBLEM
+    except OSError as error:  # the help, version or usage could not be written (a full disk)
+        with contextlib.suppress(OSError):
+            _drop_stdout()
+            print(f"lionmem: writing the output failed: {error.strerror or error}", file=sys.stderr)
+        return USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
     with sigterm_as_ctrl_c() as stop:
         return _run(handler, args, stop)

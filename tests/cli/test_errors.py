@@ -159,6 +159,29 @@ def test_usage_errors_exit_2_with_argparse_usage(tmp_path: Path) -> None:
     assert result.stderr.startswith("usage: lionmem ")
 
 
+@pytest.mark.parametrize(
+    ("arguments", "usage"),
+    [
+        (
+            ["export", "--bogus"],
+            "usage: lionmem export [-h] [--out FILE] [--db PATH|URL] [--namespace NAME]",
+        ),
+        (["count", "extra"], "usage: lionmem count [-h] [--db PATH|URL] [--namespace NAME]"),
+    ],
+)
+def test_an_argument_a_command_does_not_take_is_told_with_its_usage(
+    tmp_path: Path, arguments: list[str], usage: str
+) -> None:
+    """An option or value after a command that the command does not take is reported with that
+    command's usage and name, as a value it refuses is, not with the top-level usage."""
+    result = lionmem(*arguments, cwd=tmp_path)
+    assert (result.status, result.stdout, result.stderr.splitlines()) == (
+        2,
+        "",
+        [usage, f"lionmem {arguments[0]}: error: unrecognized arguments: {arguments[1]}"],
+    )
+
+
 def test_postgres_store_missing_from_this_lionmem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -292,6 +315,19 @@ def test_a_full_disk_under_standard_output(sample_db: Path, command: list[str]) 
     """Output that cannot be written (``> /dev/full``) is one line naming why, and exit 2."""
     result = _run_into(Path("/dev/full"), *command, "--db", sample_db, cwd=sample_db.parent)
     assert one_line_error(result, "") == f"lionmem {command[0]}: No space left on device"
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["--version"], ["import", "--help"]])
+def test_help_and_version_that_cannot_be_written_say_so(
+    tmp_path: Path, arguments: list[str]
+) -> None:
+    """The help or the version written to a full disk is one line naming why, and exit 2, not
+    an exit 0 with nothing written; the same to the null device is written and ends 0."""
+    result = _run_into(Path("/dev/full"), *arguments, cwd=tmp_path)
+    assert (
+        one_line_error(result, "") == "lionmem: writing the output failed: No space left on device"
+    )
+    assert _run_into(Path(os.devnull), *arguments, cwd=tmp_path) == Result(0, "", "")
 
 
 def test_a_full_disk_under_the_report_of_a_write_says_the_write_was_done(tmp_path: Path) -> None:
