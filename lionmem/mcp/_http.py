@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
+import logging
 import signal
 import socket
 import threading
@@ -432,9 +433,18 @@ async def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,
     )
+    # After Config, which sets up uvicorn's loggers.
+    logging.getLogger("uvicorn.error").addFilter(_drop_cancelled_tracebacks)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}{PATH}")
     await _Server(config).serve(sockets=[sock])
+
+
+def _drop_cancelled_tracebacks(record: logging.LogRecord) -> bool:
+    """Leave out uvicorn's traceback of a request it cancelled at the end of the stop grace
+    (about sixty lines each): the line before says how many it cancelled."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not isinstance(error, asyncio.CancelledError)
 
 
 def _late_head() -> bytes:
