@@ -6,8 +6,10 @@ settled only after the runner returns, each event loop woken once for all of its
 smaller than the previous one waits up to a millisecond for the callers just answered to queue
 their next entries. Any thread may queue follow-up work that nobody awaits (``later``). A job
 whose caller was cancelled before the job started is skipped; one that had started runs to its end.
-The worker counts the callers' jobs it has not finished (``busy``), and among them those whose
-caller was cancelled (``withdrawn``). Each job carries its own event loop, so one worker
+The worker keeps the callers' jobs it has not finished (``busy``), and tells whether the caller of
+one of them was cancelled (``withdrawn``, from the moment of the cancellation). A job cannot wait
+for the worker's own thread: ``submit`` there raises ``WorkerReentered``. Each job carries its own
+event loop, so one worker
 serves any number of tasks, threads and event loops. The thread holds no reference to the worker's
 owner between jobs, so an owner that is dropped without ``stop`` can be collected and stop its
 worker from a finalizer.
@@ -27,7 +29,7 @@ from typing import Any, TypeVar
 
 from lionmem._threads import start_thread
 
-__all__ = ["Outcome", "Worker", "WorkerStopped"]
+__all__ = ["Outcome", "Worker", "WorkerReentered", "WorkerStopped"]
 
 _T = TypeVar("_T")
 Outcome = tuple[Any, BaseException | None]
@@ -43,6 +45,10 @@ class WorkerStopped(RuntimeError):
     """The worker was stopped; it takes no more jobs."""
 
 
+class WorkerReentered(RuntimeError):
+    """A job was submitted from the worker's own thread, where waiting for it never ends."""
+
+
 @dataclass(slots=True, eq=False)
 class _Job:
     loop: asyncio.AbstractEventLoop | None
@@ -51,10 +57,8 @@ class _Job:
     batch: BatchRunner | None = None
     payload: Any = None
     final: bool = False
-    # Under the worker's lock: whether the thread has run or skipped it, and whether its caller
-    # was cancelled before that.
+    # Under the worker's lock: whether the thread has run or skipped it.
     finished: bool = False
-    withdrawn: bool = False
 
     def abandoned(self) -> bool:
         """Whether the caller was cancelled before the job started (the final job always runs)."""
@@ -64,6 +68,12 @@ class _Job:
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
+    if isinstance(error, StopIteration):
+        # A future refuses it (it would end the awaiting coroutine as a return): raised as a
+        # coroutine raising it is, a RuntimeError caused by it.
+        wrapped = RuntimeError(f"{type(error).__name__} raised in the store's worker thread")
+        wrapped.__cause__ = error
+        error = wrapped
     if error is not None:
         future.set_exception(error)
     else:
@@ -106,9 +116,8 @@ class Worker:
         self._pid: int | None = None
         # Under _lock: whether the thread has run its last job, and who waits for that (``ended``).
         self._ended = False
-        # Under _lock: the callers' jobs not finished yet, and those of them withdrawn.
-        self._unfinished = 0
-        self._withdrawn = 0
+        # Under _lock: the callers' jobs not finished yet.
+        self._unfinished: set[_Job] = set()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     @property
@@ -119,13 +128,18 @@ class Worker:
     @property
     def busy(self) -> bool:
         """Whether a job some caller submitted is queued or running (even if it was withdrawn)."""
-        return self._unfinished > 0
+        return bool(self._unfinished)
 
     @property
     def withdrawn(self) -> bool:
         """Whether a job whose caller was cancelled is queued or running: it may still change
-        the database."""
-        return self._withdrawn > 0
+        the database. True from the cancellation on (the future's callbacks come later)."""
+        if not self._unfinished:
+            return False
+        with self._lock:
+            return any(
+                job.future is not None and job.future.cancelled() for job in self._unfinished
+            )
 
     @property
     def pid(self) -> int | None:
@@ -198,16 +212,6 @@ class Worker:
         """Take no more jobs, without touching the thread (in a child process after ``fork``)."""
         self._stopped = True
 
-    def _withdraw(self, entry: _Job) -> None:
-        """Count ``entry`` as withdrawn if its caller was cancelled before it finished."""
-        assert entry.future is not None
-        if not entry.future.cancelled():
-            return
-        with self._lock:
-            if not entry.finished:
-                entry.withdrawn = True
-                self._withdrawn += 1
-
     def _done_with(self, entries: list[_Job]) -> None:
         """Called by the thread once it has run or skipped ``entries``."""
         with self._lock:
@@ -215,12 +219,12 @@ class Worker:
                 if entry.future is None or entry.finished:
                     continue
                 entry.finished = True
-                self._unfinished -= 1
-                if entry.withdrawn:
-                    self._withdrawn -= 1
+                self._unfinished.discard(entry)
 
     def _put(self, entry: _Job, *, last: bool) -> None:
         with self._lock:
+            if self._thread is not None and threading.current_thread() is self._thread:
+                raise WorkerReentered(self._name)
             if self._stopped:
                 raise WorkerStopped(self._name)
             if self._thread is None:
@@ -236,8 +240,7 @@ class Worker:
                 start_thread(self._thread)
             self._queue.put(entry)
             if entry.future is not None:
-                self._unfinished += 1
-                entry.future.add_done_callback(lambda _: self._withdraw(entry))
+                self._unfinished.add(entry)
             if last:
                 self._stopped = True
                 self._queue.put(None)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import random
 import sqlite3
@@ -74,7 +75,7 @@ from lionmem.stores._sqlite_schema import (
     snapshot,
     transaction,
 )
-from lionmem.stores._sqlite_worker import Outcome, Worker, WorkerStopped
+from lionmem.stores._sqlite_worker import Outcome, Worker, WorkerReentered, WorkerStopped
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
 from lionmem_models.memory_item import MemoryItem
 from lionmem_models.memory_query import MemoryQuery
@@ -117,6 +118,7 @@ _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _BUDGET_CHARS = 32_768
 _MISSED = object()
+_NO_FILE = (-1, -1)
 _STORE = "SQLiteMemoryStore"
 TAIL_ITEMS = 128
 """Items written after which the worker indexes the tail; a write this big indexes it itself."""
@@ -323,7 +325,8 @@ class SQLiteMemoryStore:
         # The index entries of the items this store wrote since, by id: indexing them need not
         # decode their JSON (their content is not kept: it may be large).
         self._written: dict[str, Entries] = {}
-        # The device and inode of the file the writer opened (``_moved``); None for ":memory:".
+        # The device and inode of the file the writer opened (``_moved``): None for ":memory:"
+        # (or a path that could not be looked up), _NO_FILE if it was gone already.
         self._identity: tuple[int, int] | None = None
         weakref.finalize(self, _abandoned, self._worker, self._connections)
 
@@ -359,6 +362,10 @@ class SQLiteMemoryStore:
             check_same_thread=True,
         )
         try:
+            if not memory:
+                # Before any other connection opens the path: one of them would make a new
+                # file there if this one had been deleted meanwhile.
+                self._identity = _identity(self._file)
             prepare(conn, repr(self._path), wal=not memory)
             # Constants from a fixed set, never caller text.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
@@ -366,9 +373,6 @@ class SQLiteMemoryStore:
             upto = indexed_upto(conn, repr(self._path))
             (tail,) = conn.execute("SELECT count(*) FROM items WHERE seq > ?", (upto,)).fetchone()
             reader = None if memory else self._open_reader()
-            if not memory:
-                found = os.stat(self._file)
-                self._identity = (found.st_dev, found.st_ino)
         except BaseException:
             conn.close()
             raise
@@ -432,15 +436,9 @@ class SQLiteMemoryStore:
         """
         if self._identity is None:
             return None
-        try:
-            found = os.stat(self._file)
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-        except OSError:
+        found = _identity(self._file)
+        if found is None or (found == self._identity and found != _NO_FILE):
             return None
-        else:
-            if (found.st_dev, found.st_ino) == self._identity:
-                return None
         msg = (
             f"{self!r}: the database file was deleted, moved or replaced since the store opened "
             "it, so a write would be lost with it; nothing was written: close this store and "
@@ -560,6 +558,14 @@ class SQLiteMemoryStore:
     def _closed(self) -> MemoryAdapterUnavailable:
         return MemoryAdapterUnavailable(f"{self!r} is closed")
 
+    def _reentered(self) -> MemoryAdapterError:
+        msg = (
+            f"{self!r} was called from its own worker thread (by the items store_stream reads, "
+            "or by its on_unrepresentable), where the call would wait for itself forever: that "
+            "code must not use this store"
+        )
+        return MemoryAdapterError(msg)
+
     def _check_open(self) -> None:
         """Raise ``MemoryAdapterUnavailable`` after ``close``, or in a process forked after use."""
         if self._worker.stopped:
@@ -578,6 +584,8 @@ class SQLiteMemoryStore:
             future = self._worker.submit(partial(self._run, operation))
         except WorkerStopped:
             raise self._closed() from None
+        except WorkerReentered:
+            raise self._reentered() from None
         return await future
 
     async def _write(self, batch: tuple[EncodedItem, ...]) -> None:
@@ -585,6 +593,8 @@ class SQLiteMemoryStore:
             future = self._worker.submit_batch(self._write_batches, batch)
         except WorkerStopped:
             raise self._closed() from None
+        except WorkerReentered:
+            raise self._reentered() from None
         await future
 
     def _insert_here(self, encoded: EncodedItem) -> bool:
@@ -804,9 +814,11 @@ class SQLiteMemoryStore:
         """Store every item ``items`` yields in one transaction; return how many it wrote.
 
         Unlike ``store_many`` nothing is held in memory: ``items`` is consumed in the worker
-        thread, inside the transaction, one item at a time (so it must not use this store). Any
-        exception it raises, or an item that cannot be stored exactly, rolls everything back and
-        is raised; with ``on_unrepresentable`` such an item is given to it and skipped instead.
+        thread, inside the transaction, one item at a time (so it must not use this store: a
+        call from there raises ``MemoryAdapterError``). Any exception it raises (a StopIteration
+        as a RuntimeError caused by it), or an item that cannot be stored exactly, rolls
+        everything back and is raised; with ``on_unrepresentable`` such an item is given to it
+        and skipped instead.
         An item whose id came earlier replaces it and is counted too (skipped items are not).
         Cancelled before its commit, it reads no further item and rolls everything back.
         """
@@ -834,6 +846,19 @@ class SQLiteMemoryStore:
         stored = _write_stream(conn, items, skip, repr(self._path), withdrawn)
         self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path``; ``(-1, -1)``, which no file has, when the
+    path leads to no file (a name removed, a directory or a link loop on the way); ``None``
+    when it cannot be looked up for another reason (a directory made unreadable)."""
+    try:
+        found = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return _NO_FILE
+    except OSError as exc:
+        return _NO_FILE if exc.errno == errno.ELOOP else None
+    return (found.st_dev, found.st_ino)
 
 
 def _unwaiting(path: str, factory: type[_C], *pragmas: str) -> _C:

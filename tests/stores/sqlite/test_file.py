@@ -8,6 +8,7 @@ import types
 import unicodedata
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -368,6 +369,41 @@ async def test_a_store_opened_after_the_file_was_deleted_starts_a_new_file(tmp_p
     async with SQLiteMemoryStore(path) as store:
         await store.store(fresh)
         assert await store.search(MemoryQuery()) == [fresh]
+
+
+async def test_a_file_deleted_while_the_store_opens_it_is_found_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file the writer opened is the one checked: deleted before the store's other
+    connections open the path (and make a new file there), its writes are refused all the
+    same."""
+    path = tmp_path / "m.db"
+    await make(path)
+    open_reader = SQLiteMemoryStore._open_reader
+
+    def deleted_first(store: SQLiteMemoryStore) -> Any:
+        delete_files(path)
+        return open_reader(store)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "_open_reader", deleted_first)
+    async with SQLiteMemoryStore(path) as store:
+        with pytest.raises(MemoryAdapterUnavailable, match=MOVED):
+            await store.store(MemoryItem(content="lost"))
+
+
+async def test_a_path_turned_into_a_link_loop_is_found_moved(tmp_path: Path) -> None:
+    """A symbolic link the store opened the file through, replaced by a loop of links, leads
+    to no file: writes are refused as for a removed link."""
+    target = tmp_path / "real.db"
+    path = tmp_path / "m.db"
+    path.symlink_to(target)
+    async with SQLiteMemoryStore(path) as store:
+        await store.store(MemoryItem(content="kept"))
+        path.unlink()
+        path.symlink_to(tmp_path / "loop")
+        (tmp_path / "loop").symlink_to(path)
+        with pytest.raises(MemoryAdapterUnavailable, match=MOVED):
+            await store.store(MemoryItem(content="lost"))
 
 
 async def test_a_memory_database_has_no_file_to_lose() -> None:

@@ -292,6 +292,62 @@ async def test_a_read_after_a_cancelled_write_waits_for_it(store: SQLiteMemorySt
     assert (found, again) == ((item, 1), item)
 
 
+async def test_a_read_made_right_after_the_cancellation_waits_for_the_write(
+    store: SQLiteMemoryStore,
+) -> None:
+    """A read made at once after ``cancel()``, before the cancelled task has run again, waits
+    for the write still running as well: it sees the item."""
+    item = MemoryItem(content="committed")
+    async with inserts_held(store) as (entered, release):
+        task = asyncio.ensure_future(store.store(item))
+        assert await asyncio.to_thread(entered.wait, 10)
+        release_later = threading.Timer(0.2, release.set)
+        release_later.start()
+        task.cancel()
+        found = await store.retrieve(item.id)  # made before the cancelled task has run again
+        release_later.join()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert found == item
+
+
+async def test_a_stop_iteration_raised_in_the_worker_is_a_runtime_error(tmp_path: Path) -> None:
+    """A StopIteration from the caller's code run in the worker (``on_unrepresentable``), which
+    an asyncio future refuses, reaches the caller as the RuntimeError a coroutine raising it
+    gives, caused by it; the stream is rolled back and the store goes on."""
+    raised = StopIteration("from the callback")
+
+    def skip(item: MemoryItem, error: Exception) -> None:
+        raise raised
+
+    async with SQLiteMemoryStore(tmp_path / "m.db") as store:
+        items = [MemoryItem(content="ok"), MemoryItem(content=float("nan"))]
+        with pytest.raises(RuntimeError, match="StopIteration raised") as caught:
+            await asyncio.wait_for(store.store_stream(items, on_unrepresentable=skip), 10)
+        assert caught.value.__cause__ is raised
+        assert await store.count() == 0
+        await store.store(MemoryItem(content="after"))
+        assert await store.count() == 1
+
+
+async def test_the_store_used_by_its_own_streams_items_says_so(tmp_path: Path) -> None:
+    """The items of store_stream, read in the store's worker thread, that call the store get an
+    error saying so, which the stream raises as their own (rolled back), instead of a call that
+    waits for itself forever; the store can then be closed."""
+    store = SQLiteMemoryStore(tmp_path / "m.db")
+    await store.open()
+
+    def items() -> Iterator[MemoryItem]:
+        yield MemoryItem(content="a")
+        asyncio.run(store.count())
+        yield MemoryItem(content="b")
+
+    with pytest.raises(MemoryAdapterError, match="was called from its own worker thread"):
+        await asyncio.wait_for(store.store_stream(items()), 10)
+    assert await store.count() == 0
+    await asyncio.wait_for(store.close(), 10)
+
+
 async def test_a_cancelled_close_still_closes(tmp_path: Path) -> None:
     """close() cancelled while it waits still closes the file once the worker reaches it."""
     store = SQLiteMemoryStore(tmp_path / "memory.db")
