@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
+import json
 import logging
 import signal
 import socket
@@ -28,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import h11
+import mcp_types as types
 import uvicorn
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
@@ -254,16 +256,23 @@ class _Envelope(BaseModel):
     method: Any = None
 
 
-def _odd_id(body: bytes) -> bool:
-    """Whether ``body`` is a request (it has a ``method``) with an ``id`` the SDK does not read
-    as one (null, a fraction, a boolean...): it would take it for a notification and drop it.
-    A client's response (no ``method``) with id null is valid JSON-RPC, and gets no answer."""
+def _request_id(body: bytes) -> str | int | _OddId | None:
+    """The id of the request ``body`` holds; ``None`` for any other body (a notification, a
+    client's response, no JSON object: the SDK answers what needs an answer); an ``_OddId`` for
+    a request (it has a ``method``) with an ``id`` the SDK does not read as one (null, a
+    fraction, a boolean...): it would take it for a notification and drop it."""
     try:
         envelope = _Envelope.model_validate_json(body)
-    except ValueError:  # no JSON object: the SDK answers it
-        return False
+    except ValueError:
+        return None
     fields = envelope.model_fields_set
-    return "method" in fields and "id" in fields and not is_request_id(envelope.id)
+    if "method" not in fields or "id" not in fields:
+        return None
+    return envelope.id if is_request_id(envelope.id) else _OddId()
+
+
+class _OddId:
+    """What ``_request_id`` gives for an id the SDK does not read."""
 
 
 class _WholeBody:
@@ -275,12 +284,16 @@ class _WholeBody:
     request whose ``Content-Length`` is over ``max_bytes`` is handed on unread: the SDK refuses
     it before asking for the body (so before ``100 Continue``), and no time is spent reading it.
     A body not whole within ``BODY_SECONDS`` gets 408, and the connection closes. A message
-    posted with an id the SDK cannot read gets 400 and ``ODD_ID``, where the SDK would drop it.
+    posted with an id the SDK cannot read gets 400 and ``ODD_ID``, where the SDK would drop it;
+    a request with the id of one of its session still running gets 400 and an Invalid Request
+    naming the id, where the SDK would send one answer for the two and leave the other waiting.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self._app = app
         self._max_bytes = max_bytes
+        # The requests running, by session and id (as JSON text: 1 and "1" are two ids).
+        self._running: set[tuple[str, str]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self._declared_over_cap(Headers(scope=scope)):
@@ -305,20 +318,30 @@ class _WholeBody:
             await late(scope, receive, send)
             return
         whole = bytes(body)
-        if not more and scope["method"] == "POST" and scope["path"] == PATH and _odd_id(whole):
-            refusal = Response(
-                ODD_ID.model_dump_json(by_alias=True, exclude_unset=True),
-                status_code=400,
-                media_type="application/json",
-            )
-            await refusal(scope, receive, send)
+        request_id = None
+        if not more and scope["method"] == "POST" and scope["path"] == PATH:
+            request_id = _request_id(whole)
+        key = None
+        if isinstance(request_id, _OddId):
+            await _refuse(ODD_ID, scope, receive, send)
             return
+        session = Headers(scope=scope).get("mcp-session-id")
+        if request_id is not None and session is not None:  # without one, no session to share
+            key = (session, json.dumps(request_id))
+            if key in self._running:
+                await _refuse(_id_in_use(request_id), scope, receive, send)
+                return
+            self._running.add(key)
         pending: list[Message] = [{"type": "http.request", "body": whole, "more_body": more}]
 
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
-        await self._app(scope, replay, send)
+        try:
+            await self._app(scope, replay, send)
+        finally:
+            if key is not None:
+                self._running.discard(key)
 
     def _declared_over_cap(self, headers: Headers) -> bool:
         length = headers.get("content-length", "").lstrip("0")
@@ -326,6 +349,30 @@ class _WholeBody:
             return False
         # Compared by its digits first: int() refuses a string of over 4300 digits.
         return len(length) > len(str(self._max_bytes)) or int(length) > self._max_bytes
+
+
+async def _refuse(answer: types.JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer ``answer`` with status 400, instead of handing the request on."""
+    refusal = Response(
+        answer.model_dump_json(by_alias=True, exclude_unset=True),
+        status_code=400,
+        media_type="application/json",
+    )
+    await refusal(scope, receive, send)
+
+
+def _id_in_use(request_id: str | int) -> types.JSONRPCError:
+    """Invalid Request, with id null (the id is the running request's): a request reusing the id
+    of one of its session still running."""
+    message = (
+        f"Invalid Request: id {json.dumps(request_id)} is that of a request of this session "
+        "still running; give each request an id of its own"
+    )
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
+    )
 
 
 def check_exposure(address: HttpAddress, token: str | None) -> None:
