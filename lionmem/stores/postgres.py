@@ -299,6 +299,7 @@ class PostgresMemoryStore:
         # and whether close() has taken the pool.
         self._running = 0
         self._ended: asyncio.Event | None = None
+        self._closing: asyncio.Task[None] | None = None
         self._pool_closed = False
 
     @property
@@ -432,6 +433,14 @@ class PostgresMemoryStore:
             return await self._run_call(operation, retry)
 
     @contextlib.contextmanager
+    def _write_made(self) -> Iterator[None]:
+        """Check a write call (``_check_call``) and count it as under way (``_started``) from
+        now: it may wait behind other writes before its ``_call`` begins."""
+        self._check_call()
+        with self._started():
+            yield
+
+    @contextlib.contextmanager
     def _started(self) -> Iterator[None]:
         """Count the block as an operation under way, which ``close()`` waits for."""
         self._running += 1
@@ -506,14 +515,28 @@ class PostgresMemoryStore:
         """Close the pool the store created (a pool passed in stays open); idempotent.
 
         Calls made before it, still connecting or running, end first (``command_timeout`` and
-        ``connect_timeout`` bound the wait); calls made after it are refused.
+        ``connect_timeout`` bound the wait); calls made after it are refused. A close() made
+        while another one runs returns when that one does.
         """
         self._closed = True
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and loop is not self._loop:
+            # The calls under way belong to the first loop, which this one cannot wait on.
+            await self._close_pool()
+            return
+        if self._closing is None:
+            self._closing = loop.create_task(self._close_after_calls())
+        await asyncio.shield(self._closing)
+
+    async def _close_after_calls(self) -> None:
         if self._running:
             self._ended = asyncio.Event()
             with contextlib.suppress(TimeoutError):
                 wait = self._command_timeout + self._connect_timeout
                 await asyncio.wait_for(self._ended.wait(), wait)
+        await self._close_pool()
+
+    async def _close_pool(self) -> None:
         pool, self._pool = self._pool, None
         self._pool_closed = True
         if pool is not None and self._owns_pool:
@@ -543,8 +566,7 @@ class PostgresMemoryStore:
     async def store(self, item: MemoryItem) -> UUID:
         """Store ``item`` (replacing an item with its id in place), commit, and return its id."""
         row = _row(item)
-        self._check_call()
-        with self._started():  # from its call: it may wait behind other writes
+        with self._write_made():
             await self._writes.submit(row)
         return item.id
 
@@ -616,9 +638,8 @@ class PostgresMemoryStore:
         """
         batch = list(require_items(items, "store_many"))
         rows = [_row(item, "store_many") for item in batch]
-        self._check_call()
-        if rows:
-            with self._started():  # from its call: it may wait behind other writes
+        with self._write_made():
+            if rows:
                 async with self._writes.turn():
                     await self._write_rows(rows)
         if len(rows) >= _BATCH and not self._analysed:
@@ -675,7 +696,7 @@ class PostgresMemoryStore:
         # MemoryAdapterUnavailable (of another store the items come from) says nothing of this
         # store's server, so the writes waiting behind the stream must not fail with it.
         stored = 0
-        with self._started():  # from its call: it may wait behind other writes
+        with self._started():  # checked above; it may wait behind other writes
             async with self._writes.turn():
                 try:
                     stored = await self._call(write, retry=lambda: not reading)
@@ -718,13 +739,12 @@ class PostgresMemoryStore:
     async def delete(self, item_id: UUID | str) -> bool:
         """Delete the item with this id; return whether there was one."""
         key = stored_key(item_id)
-        self._check_call()
-        if key is None:
-            return False
         ns = self._ns
         # Not retried on a lost connection: had it committed the delete, a retry would answer
         # False (tables found missing are another matter: the statement never ran).
-        with self._started():  # from its call: it may wait behind other writes
+        with self._write_made():
+            if key is None:
+                return False
             async with self._writes.turn():
                 found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
         return found is True

@@ -7,6 +7,7 @@ import copy
 import pickle
 import socket
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
@@ -392,6 +393,32 @@ async def test_close_waits_for_the_writes_queued_behind_a_write_under_way(
     )
     async with PostgresMemoryStore(postgres_dsn, namespace=store.namespace) as reader:
         assert [payload(item) async for item in reader.items()] == [payload(i) for i in queued]
+
+
+async def test_a_close_during_another_close_returns_when_the_store_is_closed(
+    postgres_dsn: str,
+) -> None:
+    """Two close() calls while a write waits for a lock both return once the write has
+    committed and the pool is closed: neither waits out its timeout, neither returns early."""
+    store = PostgresMemoryStore(postgres_dsn, namespace=f"close-{uuid4()}", command_timeout=20)
+    await store.open()
+    pool = store._pool
+    holder = await asyncpg.connect(postgres_dsn)
+    try:
+        async with holder.transaction():
+            await holder.execute("LOCK TABLE lionmem_items IN EXCLUSIVE MODE")
+            write = asyncio.create_task(store.store(MemoryItem(content="under way")))
+            await asyncio.sleep(0.1)
+            first = asyncio.create_task(store.close())
+            await asyncio.sleep(0.1)
+            second = asyncio.create_task(store.close())
+            await asyncio.sleep(0.1)
+            waiting = (first.done(), second.done())
+    finally:
+        await holder.close()
+    began = time.monotonic()
+    await asyncio.wait_for(asyncio.gather(first, second, write), 10)
+    assert (waiting, pool._closed, time.monotonic() - began < 5) == ((False, False), True, True)
 
 
 async def test_close_waits_for_calls_made_while_the_store_connects(postgres_dsn: str) -> None:
