@@ -47,6 +47,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import chain
+from pathlib import Path
 from types import TracebackType
 from typing import Literal, NoReturn, Self, TypeVar, cast
 from uuid import UUID
@@ -353,19 +354,31 @@ class SQLiteMemoryStore:
 
     # -- the worker thread ------------------------------------------------------------------
 
+    def _open_writer(self) -> sqlite3.Connection:
+        """The writer connection; for a file, record which file it opened (``_moved``): the
+        path leads to the same file before and after the open, else it is opened again."""
+        for _ in range(_RETRIES + 1):
+            before = None if self._path == ":memory:" else _identity(self._file)
+            conn = sqlite3.connect(
+                self._file,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=True,
+            )
+            if before is None or _identity(self._file) == before != _NO_FILE:
+                self._identity = before
+                return conn
+            conn.close()  # replaced, removed or made meanwhile: which file it holds is unknown
+        msg = (
+            f"{self._path!r} was replaced, removed or made anew each time the store opened it: "
+            "open the store once the file stays in place"
+        )
+        raise MemoryAdapterUnavailable(msg)
+
     def _connect(self) -> sqlite3.Connection:
         memory = self._path == ":memory:"
-        conn = sqlite3.connect(
-            self._file,
-            timeout=self._busy_timeout,
-            isolation_level=None,
-            check_same_thread=True,
-        )
+        conn = self._open_writer()
         try:
-            if not memory:
-                # Before any other connection opens the path: one of them would make a new
-                # file there if this one had been deleted meanwhile.
-                self._identity = _identity(self._file)
             prepare(conn, repr(self._path), wal=not memory)
             # Constants from a fixed set, never caller text.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
@@ -431,8 +444,8 @@ class SQLiteMemoryStore:
 
         Deleted, moved or replaced, that file is one no open of the path will find: a write to
         it would be acknowledged and lost with it. (SQLite's own test, ``SQLITE_FCNTL_HAS_MOVED``,
-        compares the same inode.) A path that cannot be looked up for another reason (a
-        directory made unreadable) proves nothing, and does not stop the write.
+        compares the inode.) A path that cannot be looked up for another reason (a directory
+        made unreadable) proves nothing, and does not stop the write.
         """
         if self._identity is None:
             return None
@@ -446,11 +459,15 @@ class SQLiteMemoryStore:
         )
         return MemoryAdapterUnavailable(msg)
 
-    def _unmoved(self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run ``write`` unless the store's file was moved (``_moved``)."""
+    def _refuse_if_moved(self) -> None:
+        """Raise ``_moved``'s error, if any."""
         moved = self._moved()
         if moved is not None:
             raise moved
+
+    def _unmoved(self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``write`` unless the store's file was moved (``_moved``)."""
+        self._refuse_if_moved()
         return write(conn)
 
     def _write_batches(self, batches: Sequence[tuple[EncodedItem, ...]]) -> list[Outcome]:
@@ -843,7 +860,9 @@ class SQLiteMemoryStore:
         skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
         withdrawn: threading.Event,
     ) -> int:
-        stored = _write_stream(conn, items, skip, repr(self._path), withdrawn)
+        where = repr(self._path)
+        check = self._refuse_if_moved
+        stored = _write_stream(conn, items, skip, where, withdrawn, before_commit=check)
         self._wrote(stored, indexed=stored >= TAIL_ITEMS)
         return stored
 
@@ -862,10 +881,13 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 
 def _unwaiting(path: str, factory: type[_C], *pragmas: str) -> _C:
-    """A ``factory`` connection to ``path`` for any thread that never waits for a lock (no busy
-    timeout), with in-memory temporary storage and ``pragmas`` set (closed again if one fails)."""
+    """A ``factory`` connection to the existing file ``path`` (an absolute path) for any thread
+    that never waits for a lock (no busy timeout), with in-memory temporary storage and
+    ``pragmas`` set (closed again if one fails)."""
+    # mode=rw: never a new file at the path (the writer's may have been removed meanwhile).
+    uri = f"{Path(path).as_uri()}?mode=rw"
     conn = sqlite3.connect(
-        path, timeout=0, isolation_level=None, check_same_thread=False, factory=factory
+        uri, timeout=0, isolation_level=None, check_same_thread=False, factory=factory, uri=True
     )
     try:
         for pragma in (*pragmas, "PRAGMA temp_store = MEMORY"):
@@ -1115,13 +1137,17 @@ def _check_withdrawn(withdrawn: threading.Event) -> None:
         raise asyncio.CancelledError(msg)
 
 
-def _write_stream(
+def _write_stream(  # noqa: PLR0913 - the stream's connection, source and three checks
     conn: sqlite3.Connection,
     items: Iterable[MemoryItem],
     skip: Callable[[MemoryItem, UnrepresentableValueError], None] | None,
     where: str,
     withdrawn: threading.Event,
+    *,
+    before_commit: Callable[[], None],
 ) -> int:
+    """Write ``items`` in one transaction; ``before_commit`` may refuse the commit by raising
+    (a file moved while the stream ran)."""
     # Cancelled while an earlier attempt waited for the write lock: not begun again.
     _check_withdrawn(withdrawn)
     stored = 0
@@ -1145,6 +1171,7 @@ def _write_stream(
             if stored >= TAIL_ITEMS:
                 _index_all(conn, where, {})
             _check_withdrawn(withdrawn)
+            before_commit()
     except sqlite3.Error as exc:
         if not begun:
             raise  # nothing consumed yet: the whole operation may be retried

@@ -6,15 +6,14 @@ import asyncio
 import sqlite3
 import types
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
-from lionmem.stores import _sqlite_codec, _sqlite_schema
+from lionmem.stores import _sqlite_codec, _sqlite_schema, sqlite
 from lionmem.stores.sqlite import IncompatibleDatabaseError, SQLiteMemoryStore, Synchronous
 from tests.stores.sqlite.support import contents, dump, raw
 
@@ -371,24 +370,44 @@ async def test_a_store_opened_after_the_file_was_deleted_starts_a_new_file(tmp_p
         assert await store.search(MemoryQuery()) == [fresh]
 
 
-async def test_a_file_deleted_while_the_store_opens_it_is_found_moved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("move", [delete_files, replace_file])
+async def test_a_file_moved_while_the_store_opens_it_takes_no_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, move: Callable[[Path], None]
 ) -> None:
-    """The file the writer opened is the one checked: deleted before the store's other
-    connections open the path (and make a new file there), its writes are refused all the
-    same."""
+    """The file the writer opened is the one checked, whenever the path changes after: deleted
+    before the store's other connections open the path, the open fails (they never make a new
+    file there); replaced, the open succeeds and every write is refused."""
     path = tmp_path / "m.db"
     await make(path)
-    open_reader = SQLiteMemoryStore._open_reader
+    read_mark = _sqlite_schema.indexed_upto
 
-    def deleted_first(store: SQLiteMemoryStore) -> Any:
-        delete_files(path)
-        return open_reader(store)
+    def moved_first(conn: sqlite3.Connection, where: str) -> int:
+        move(path)
+        return read_mark(conn, where)
 
-    monkeypatch.setattr(SQLiteMemoryStore, "_open_reader", deleted_first)
-    async with SQLiteMemoryStore(path) as store:
-        with pytest.raises(MemoryAdapterUnavailable, match=MOVED):
+    monkeypatch.setattr(sqlite, "indexed_upto", moved_first)
+    with pytest.raises(MemoryAdapterUnavailable) as raised:
+        async with SQLiteMemoryStore(path) as store:
             await store.store(MemoryItem(content="lost"))
+    expected = "unable to open database file" if move is delete_files else MOVED
+    assert expected in str(raised.value)
+
+
+async def test_a_stream_whose_file_moved_while_it_ran_is_not_committed(tmp_path: Path) -> None:
+    """A store_stream checks the file again before its commit: moved while the items were
+    read, the stream is rolled back and refused, as a write made then would be."""
+    path = tmp_path / "m.db"
+
+    def items() -> Iterator[MemoryItem]:
+        yield MemoryItem(content="first")
+        rename_file(path)
+        yield MemoryItem(content="second")
+
+    async with SQLiteMemoryStore(path) as store:
+        await store.open()
+        with pytest.raises(MemoryAdapterUnavailable, match=MOVED):
+            await store.store_stream(items())
+        assert await store.count() == 0
 
 
 async def test_a_path_turned_into_a_link_loop_is_found_moved(tmp_path: Path) -> None:
