@@ -276,9 +276,11 @@ def _too_deep_to_store(document: str, value: Any) -> tuple[int, str] | None:
     """Where the item ``value`` (parsed from ``document``) nests deeper than a store keeps, as
     (line within the document from 0, message), or ``None``: the parser reads one level more
     than an item a store writes, which import then refuses."""
-    if document.count("[") + document.count("{") <= _ITEM_DEPTH:
+    if document.count("[") + document.count("{") <= _ITEM_DEPTH or not isinstance(value, dict):
         return None
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    # Only content and metadata are stored as they are: any other key is the schema's to refuse.
+    stored = [key for key in value if key in ("content", "metadata")]
+    stack: list[tuple[tuple[Any, ...], Any]] = [((key,), value[key]) for key in reversed(stored)]
     while stack:  # depth first, in document order
         path, node = stack.pop()
         if isinstance(node, list | dict):
