@@ -85,10 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra:  # what none of the command's options takes: said with the command's usage
-            _command_parser(parser, args.command).error(
-                f"unrecognized arguments: {' '.join(extra)}"
-            )
+        if extra:
+            # Said with the command's usage when all of it came after the command's name.
+            given = list(sys.argv[1:] if argv is None else argv)
+            after = given[given.index(args.command) + 1 :] if args.command in given else []
+            told = _command_parser(parser, args.command) if set(extra) <= set(after) else parser
+            told.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else USAGE
     except BrokenPipeError:  # the reader of the help went away (lionmem --help | head -1)

@@ -182,6 +182,18 @@ def test_an_argument_a_command_does_not_take_is_told_with_its_usage(
     )
 
 
+def test_an_option_before_the_command_is_told_with_the_top_level_usage(tmp_path: Path) -> None:
+    """An option given before the command's name is lionmem's own, not the command's."""
+    result = lionmem("--bogus", "count", cwd=tmp_path)
+    assert (result.status, result.stderr.splitlines()) == (
+        2,
+        [
+            "usage: lionmem [-h] [--version] COMMAND ...",
+            "lionmem: error: unrecognized arguments: --bogus",
+        ],
+    )
+
+
 def test_postgres_store_missing_from_this_lionmem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
