@@ -480,11 +480,15 @@ async def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,
     )
-    # After Config, which sets up uvicorn's loggers.
-    logging.getLogger("uvicorn.error").addFilter(_drop_cancelled_tracebacks)
-    if on_ready is not None:
-        on_ready(f"http://{host}:{port}{PATH}")
-    await _Server(config).serve(sockets=[sock])
+    # After Config, which sets up uvicorn's loggers; taken off again for a program that goes on.
+    errors = logging.getLogger("uvicorn.error")
+    errors.addFilter(_drop_cancelled_tracebacks)
+    try:
+        if on_ready is not None:
+            on_ready(f"http://{host}:{port}{PATH}")
+        await _Server(config).serve(sockets=[sock])
+    finally:
+        errors.removeFilter(_drop_cancelled_tracebacks)
 
 
 def _drop_cancelled_tracebacks(record: logging.LogRecord) -> bool:
