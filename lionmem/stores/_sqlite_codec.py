@@ -388,7 +388,8 @@ def wanted_tags(tags: Sequence[str]) -> list[str] | None:
     a query's list after it was validated). Raises ``UnsupportedMemoryQuery`` (naming ``tags``)
     for more than ``MAX_TAGS``.
     """
-    wanted = sorted({tag for tag in tags if isinstance(tag, str) and encodable(tag)})
+    # set() first: an unhashable tag raises TypeError, as InMemoryStore's set of tags does.
+    wanted = sorted({tag for tag in set(tags) if isinstance(tag, str) and encodable(tag)})
     if not wanted:
         return None
     if len(wanted) > MAX_TAGS:

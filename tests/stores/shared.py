@@ -59,3 +59,9 @@ async def queries_changed_in_place_answer_as_in_memory(store: Any) -> None:
     expected = [[item.content for item in await reference.search(q)] for q in changed()]
     assert answers == expected
     assert answers[:4] == [["a"], [], ["a"], []]
+    unhashable = MemoryQuery(tags=["a"])
+    assert unhashable.tags is not None
+    unhashable.tags.append(["a"])  # type: ignore[arg-type]  # a change validation never sees
+    for answering in (reference, store):
+        with pytest.raises(TypeError, match="unhashable type: 'list'"):
+            await answering.search(unhashable)
