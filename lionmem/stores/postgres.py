@@ -258,6 +258,12 @@ class PostgresMemoryStore:
         if dsn is not None and not isinstance(dsn, str):
             msg = f"dsn must be a str, got {type(dsn).__qualname__}"
             raise TypeError(msg)
+        if dsn is not None and not encodable(dsn):
+            msg = (
+                "dsn holds a lone surrogate, which UTF-8 cannot encode (a byte that is not UTF-8 "
+                "text, as Python reads one from a command line or the environment)"
+            )
+            raise ValueError(msg)
         if type(namespace) is not str:
             msg = f"namespace must be a str, got {type(namespace).__qualname__}"
             raise TypeError(msg)

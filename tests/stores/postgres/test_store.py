@@ -742,6 +742,7 @@ async def test_every_call_from_another_event_loop_is_refused_while_a_write_runs(
         ({"dsn": "postgresql://x", "pool": object()}, ValueError, "exactly one"),
         ({"pool": "postgresql://x"}, TypeError, "pool must be an asyncpg.Pool, got str"),
         ({"dsn": b"postgresql://x"}, TypeError, "dsn must be a str"),
+        ({"dsn": "postgresql://x/gr\udcfcn"}, ValueError, "dsn holds a lone surrogate"),
         ({"dsn": "postgresql://x", "namespace": 1}, TypeError, "namespace must be a str"),
         ({"dsn": "postgresql://x", "namespace": "\udc80"}, ValueError, "surrogate"),
         ({"dsn": "postgresql://x", "max_size": 0}, ValueError, "max_size"),
