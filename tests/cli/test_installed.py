@@ -71,10 +71,10 @@ def _metadata(wheel: Path) -> tuple[email.message.Message, str]:
 
 
 def test_the_wheel_declares_the_console_script(wheel: Path) -> None:
-    """entry_points.txt maps ``lionmem`` to ``lionmem.cli:main``."""
+    """entry_points.txt maps ``lionmem`` to ``lionmem.cli:script``."""
     _, points = _metadata(wheel)
     section = points.split("[console_scripts]\n", 1)[1].split("\n\n", 1)[0]
-    assert section.strip() == "lionmem = lionmem.cli:main"
+    assert section.strip() == "lionmem = lionmem.cli:script"
 
 
 def test_the_cli_extra_pins_rich_and_jsonschema(wheel: Path) -> None:

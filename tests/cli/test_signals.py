@@ -210,3 +210,26 @@ def test_run_without_a_descriptor_left_still_runs_the_coroutine(
     earlier = signal.set_wakeup_fd(-1)
     signal.set_wakeup_fd(earlier)
     assert earlier == -1
+
+
+def test_a_signal_after_the_command_returned_leaves_its_status() -> None:
+    """Once the command has returned (its work done and reported), SIGINT and SIGTERM while the
+    process exits leave the command's status, instead of ending it by the signal."""
+    program = (
+        "import os, signal, sys\n"
+        "from lionmem import cli\n"
+        "cli.main = lambda argv=None: 0  # a command that did its work\n"
+        "status = cli.script()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run(
+        [str(LIONMEM.parent / "python"), "-c", program],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
