@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from lionmem.mcp._http import _odd_id
+from lionmem.mcp._http import _OddId, _request_id
 from tests.mcp.support import call_request, http_server, initialize_request
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -113,4 +113,20 @@ def test_an_ordinary_notification_and_string_and_integer_ids_pass(tmp_path: Path
     ],
 )
 def test_which_bodies_have_an_id_the_sdk_cannot_read(body: bytes, odd: bool) -> None:
-    assert _odd_id(body) is odd
+    assert isinstance(_request_id(body), _OddId) is odd
+
+
+@pytest.mark.parametrize(
+    ("body", "request_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping"}', 7),
+        (b'{"jsonrpc":"2.0","id":"7","method":"ping"}', "7"),
+        (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None),
+        (b'{"jsonrpc":"2.0","id":7,"result":{}}', None),  # a client's response: no request
+        (b"\xff", None),
+    ],
+)
+def test_the_id_of_a_request_is_read_from_its_body(body: bytes, request_id: object) -> None:
+    """The id a running request is known by (7 and "7" are two ids); none for what is not a
+    request."""
+    assert _request_id(body) == request_id
