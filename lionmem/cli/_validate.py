@@ -31,7 +31,6 @@ from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from pathlib import Path
 from typing import Any, BinaryIO
-from urllib.parse import urljoin
 
 from pydantic_core import from_json
 
@@ -57,14 +56,18 @@ _ITEM_DEPTH = MAX_DEPTH + 1
 def _validator(name: str) -> Any:
     require_extra("jsonschema")
     from jsonschema import Draft202012Validator
+
+    schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, registry=_registry(), format_checker=format_checker())
+
+
+@cache
+def _registry() -> Any:
+    """Every shipped schema by its ``$id``, for cross-file ``$ref`` (``referencing``)."""
     from referencing import Registry, Resource
 
-    resources = []
-    for contents in schemas().values():
-        resources.append((contents["$id"], Resource.from_contents(contents)))
-    registry: Registry[Any] = Registry().with_resources(resources)
-    schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, registry=registry, format_checker=format_checker())
+    resources = [(c["$id"], Resource.from_contents(c)) for c in schemas().values()]
+    return Registry().with_resources(resources)
 
 
 def json_path(parts: Any) -> str:
@@ -549,11 +552,11 @@ def _unknown_properties(schema: dict[str, Any], instance: Any) -> str | None:
 def _declared(schema_id: str) -> frozenset[str]:
     """The property names the root of the shipped schema ``schema_id`` declares: its own, and
     those of the parts of its ``allOf`` (one level of ``$ref``, as the shipped schemas use)."""
-    by_id = {contents["$id"]: contents for contents in schemas().values()}
-    root = by_id[schema_id]
+    resolver = _registry().resolver(base_uri=schema_id)
+    root = resolver.lookup(schema_id).contents
     names = set(root.get("properties", {}))
     for part in root.get("allOf", []):
-        named = by_id[urljoin(schema_id, part["$ref"])] if "$ref" in part else part
+        named = resolver.lookup(part["$ref"]).contents if "$ref" in part else part
         names.update(named.get("properties", {}))
     return frozenset(names)
 

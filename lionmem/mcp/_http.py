@@ -296,7 +296,11 @@ class _WholeBody:
         self._running: set[tuple[str, str]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._declared_over_cap(Headers(scope=scope)):
+        if scope["type"] != "http":  # no headers (lifespan)
+            await self._app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if self._declared_over_cap(headers):
             await self._app(scope, receive, send)
             return
         body = bytearray()
@@ -325,7 +329,7 @@ class _WholeBody:
         if isinstance(request_id, _OddId):
             await _refuse(ODD_ID, scope, receive, send)
             return
-        session = Headers(scope=scope).get("mcp-session-id")
+        session = headers.get("mcp-session-id")
         if request_id is not None and session is not None:  # without one, no session to share
             key = (session, json.dumps(request_id))
             if key in self._running:

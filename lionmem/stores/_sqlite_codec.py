@@ -185,7 +185,7 @@ def _find_surrogate(value: Any, path: str) -> tuple[str, str] | None:
 
 def _encode_field(value: Any, name: str) -> str:
     try:
-        # A cycle makes _plain recurse to MAX_DEPTH and fail; _check then names it.
+        # A cycle makes plain_json recurse to MAX_DEPTH and fail; _check then names it.
         if not plain_json(value):
             _check(value, name, set())
         text = _dumps(value)
