@@ -16,7 +16,13 @@ from typing import Any
 
 from lionmem.cli._errors import OK, CommandError
 from lionmem.cli._signals import run
-from lionmem.cli._store import add_store_arguments, describe_target, open_store, store_target
+from lionmem.cli._store import (
+    add_store_arguments,
+    describe_target,
+    open_store,
+    store_target,
+    target_source,
+)
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
@@ -119,7 +125,9 @@ def _run(args: argparse.Namespace) -> int:
     target = store_target(args.db)
 
     async def serve() -> None:
-        store = await open_store(target, namespace=args.namespace, create=True)
+        store = await open_store(
+            target, namespace=args.namespace, create=True, given_as=target_source(args.db)
+        )
         try:
             server = create_server(store, max_limit=args.max_limit, max_bytes=args.max_bytes)
             if address is None:

@@ -39,6 +39,7 @@ __all__ = [
     "select_store",
     "store_method",
     "store_target",
+    "target_source",
 ]
 
 DEFAULT_DB = "memory.db"
@@ -83,6 +84,16 @@ def store_target(db: str | None) -> str:
     if db is not None:
         return db
     return os.environ.get(ENV_DB) or DEFAULT_DB
+
+
+def target_source(db: str | None) -> str:
+    """How a message names where the store target came from (``store_target``): ``--db``,
+    ``$LIONMEM_DB``, or the default."""
+    if db is not None:
+        return "--db"
+    if os.environ.get(ENV_DB):
+        return f"${ENV_DB}"
+    return "the default --db"
 
 
 def is_postgres(target: str) -> bool:
@@ -154,17 +165,20 @@ def _passwords(target: str) -> list[str]:
     return sorted({*found, *map(unquote, found)} - {""}, key=len, reverse=True)
 
 
-def select_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
+def select_store(
+    target: str, *, namespace: str | None = None, create: bool = True, given_as: str = "--db"
+) -> Any:
     """Return the (unopened) store ``target`` names.
 
     ``create=False`` refuses a SQLite path where no file exists yet, or an empty file, so a
-    command that only reads does not leave an empty database behind a mistyped name.
+    command that only reads does not leave an empty database behind a mistyped name. Messages
+    name the target as ``given_as`` gave it (``target_source``).
     """
     if is_postgres(target):
         return _postgres(target, namespace)
     if _ADDRESS.match(target) and not target.startswith("file:"):  # a SQLite URI: _sqlite says
         msg = (
-            f"--db {describe_target(target)} reads as an address lionmem does not take: give "
+            f"{given_as} {describe_target(target)} reads as an address lionmem does not take: give "
             "a postgresql:// (or postgres://) address, nothing before it, or a SQLite file path"
         )
         raise StoreSelectionError(msg)
@@ -174,12 +188,14 @@ def select_store(target: str, *, namespace: str | None = None, create: bool = Tr
             "namespace); use another --db file instead"
         )
         raise StoreSelectionError(msg)
-    return _sqlite(target, create=create)
+    return _sqlite(target, create=create, given_as=given_as)
 
 
-async def open_store(target: str, *, namespace: str | None = None, create: bool = True) -> Any:
+async def open_store(
+    target: str, *, namespace: str | None = None, create: bool = True, given_as: str = "--db"
+) -> Any:
     """Return the store ``target`` names, opened; the caller closes it (``async with`` works)."""
-    store = select_store(target, namespace=namespace, create=create)
+    store = select_store(target, namespace=namespace, create=create, given_as=given_as)
     try:
         await store.open()
     except (MemoryAdapterError, OSError) as exc:
@@ -206,12 +222,12 @@ def _one_line(exc: BaseException, target: str) -> str:
     return f"cannot open {shown}: {text}"
 
 
-def _sqlite(target: str, *, create: bool) -> Any:
+def _sqlite(target: str, *, create: bool, given_as: str) -> Any:
     from lionmem.stores.sqlite import SQLiteMemoryStore
 
     if target.startswith("file:"):
         msg = (
-            f"--db {target} reads as a SQLite URI, which lionmem does not take; "
+            f"{given_as} {target} reads as a SQLite URI, which lionmem does not take; "
             f"a file of that name is ./{target}"
         )
         raise StoreSelectionError(msg)
@@ -223,18 +239,18 @@ def _sqlite(target: str, *, create: bool) -> Any:
         return store
     path = Path(target)
     if path.is_dir():
-        msg = f"--db {target} is a directory; give the path of a database file, e.g. {path / DEFAULT_DB}"
+        msg = f"{given_as} {target} is a directory; give the path of a database file, e.g. {path / DEFAULT_DB}"
         raise StoreSelectionError(msg)
-    refuse_trailing_slash(target, "database file", "--db", StoreSelectionError)
+    refuse_trailing_slash(target, "database file", given_as, StoreSelectionError)
     if not path.exists():
         if not create:
             msg = f"no lionmem database at {target} (lionmem add or lionmem import creates one)"
             raise StoreSelectionError(msg)
         if not path.parent.is_dir():
-            msg = f"--db {target}: the directory {path.parent} does not exist"
+            msg = f"{given_as} {target}: the directory {path.parent} does not exist"
             raise StoreSelectionError(msg)
     elif not path.is_file():  # a device or a named pipe: SQLite says only "disk I/O error"
-        msg = f"--db {target} is not a regular file; give the path of a database file"
+        msg = f"{given_as} {target} is not a regular file; give the path of a database file"
         raise StoreSelectionError(msg)
     elif not create and _empty_file(path):
         msg = (
@@ -288,15 +304,16 @@ def run_on_store(
     """Open the store the arguments select, run ``work`` on it, close it, return its status."""
 
     target = store_target(args.db)
+    given_as = target_source(args.db)
     if target == ":memory:":
         msg = (
-            "--db :memory: is a database that ends with the command: nothing stored in it "
+            f"{given_as} :memory: is a database that ends with the command: nothing stored in it "
             "is kept, nothing is found; give a file"
         )
         raise StoreSelectionError(msg)
 
     async def go() -> int:
-        store = await open_store(target, namespace=args.namespace, create=create)
+        store = await open_store(target, namespace=args.namespace, create=create, given_as=given_as)
         try:
             status = await work(store)
         except BaseException:

@@ -50,6 +50,26 @@ def test_a_directory_as_db(tmp_path: Path, command: list[str]) -> None:
     )
 
 
+def test_a_refused_target_is_named_where_it_came_from(tmp_path: Path) -> None:
+    """A target from ``$LIONMEM_DB`` or the default is refused naming that, not ``--db``,
+    which the command was not given."""
+    from_env = lionmem("count", cwd=tmp_path, env=clean_env(LIONMEM_DB=str(tmp_path)))
+    assert one_line_error(from_env, "") == (
+        f"lionmem count: $LIONMEM_DB {tmp_path} is a directory; give the path of a database "
+        f"file, e.g. {tmp_path / 'memory.db'}"
+    )
+    (tmp_path / "memory.db").mkdir()
+    default = lionmem("add", "x", cwd=tmp_path)
+    assert one_line_error(default, "") == (
+        "lionmem add: the default --db memory.db is a directory; give the path of a database "
+        "file, e.g. memory.db/memory.db"
+    )
+    missing = lionmem("add", "x", cwd=tmp_path, env=clean_env(LIONMEM_DB="no/such/x.db"))
+    assert one_line_error(missing, "") == (
+        "lionmem add: $LIONMEM_DB no/such/x.db: the directory no/such does not exist"
+    )
+
+
 def test_a_db_in_a_missing_directory(tmp_path: Path) -> None:
     """``add --db missing/dir/x.db`` names the missing directory."""
     result = lionmem("add", "x", "--db", "no/such/x.db", cwd=tmp_path)
@@ -553,9 +573,9 @@ def test_an_in_memory_database_is_refused(tmp_path: Path, command: list[str]) ->
     stores and show an empty store to the others: refused, nothing created."""
     given = lionmem(*command, "--db", ":memory:", cwd=tmp_path)
     from_env = lionmem(*command, cwd=tmp_path, env=clean_env(LIONMEM_DB=":memory:"))
-    for result in (given, from_env):
+    for result, option in ((given, "--db"), (from_env, "$LIONMEM_DB")):
         assert one_line_error(result, "") == (
-            f"lionmem {command[0]}: --db :memory: is a database that ends with the command: "
+            f"lionmem {command[0]}: {option} :memory: is a database that ends with the command: "
             "nothing stored in it is kept, nothing is found; give a file"
         )
     assert list(tmp_path.iterdir()) == []

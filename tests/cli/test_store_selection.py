@@ -259,7 +259,7 @@ def test_a_value_store_many_refuses_aborts_the_import(
 
 
 URI_REFUSED = (
-    "--db file:u.db reads as a SQLite URI, which lionmem does not take; a file of that name "
+    "{given} file:u.db reads as a SQLite URI, which lionmem does not take; a file of that name "
     "is ./file:u.db"
 )
 
@@ -277,12 +277,14 @@ def test_a_db_that_reads_as_a_sqlite_uri_is_one_line(
     tmp_path: Path, args: list[str], env: dict[str, str]
 ) -> None:
     """A path starting ``file:`` (SQLite would read it as a URI) is refused, exit 2, with the
-    name that means the file; an existing file of that name is left as it was."""
+    name that means the file, and where the name came from; an existing file of that name is
+    left as it was."""
     (tmp_path / "x.jsonl").write_text('{"content": "x"}\n', encoding="utf-8")
     assert lionmem("add", "kept", "--db", "./file:u.db", cwd=tmp_path).status == 0
     before = (tmp_path / "file:u.db").read_bytes()
     result = lionmem(*args, cwd=tmp_path, stdin="", env=clean_env(**env))
-    assert one_line_error(result, "") == f"lionmem {args[0]}: {URI_REFUSED}"
+    given = "$LIONMEM_DB" if env else "--db"
+    assert one_line_error(result, "") == f"lionmem {args[0]}: {URI_REFUSED.format(given=given)}"
     assert (tmp_path / "file:u.db").read_bytes() == before
 
 

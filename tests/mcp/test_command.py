@@ -137,6 +137,18 @@ def test_a_store_that_cannot_be_opened_exits_2(
     )
 
 
+def test_a_store_from_the_environment_is_named_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target from ``$LIONMEM_DB`` that cannot be opened is refused naming the variable."""
+    monkeypatch.setenv("LIONMEM_DB", str(tmp_path))
+    assert main(["mcp"]) == 2
+    assert capsys.readouterr().err == (
+        f"lionmem mcp: $LIONMEM_DB {tmp_path} is a directory; give the path of a database "
+        f"file, e.g. {tmp_path / 'memory.db'}\n"
+    )
+
+
 def test_a_port_in_use_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An address that cannot be bound is one line and exit status 2, not a traceback."""
     import socket
