@@ -13,6 +13,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from lionmem.errors import UnknownToolError
 from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_server_limits
@@ -38,6 +39,20 @@ async def _method_named_cut(ctx: ServerRequestContext[Any], call_next: CallNext)
         if exc.code != types.METHOD_NOT_FOUND or not isinstance(exc.data, str):
             raise
         raise MCPError(exc.code, exc.message, _cut(exc.data, _PROBLEM_CHARS)) from None
+
+
+async def _params_named(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """Say which parameter of a request is wrong and how: the SDK answers every malformed
+    request with a bare "Invalid request parameters"."""
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
+            for error in exc.errors(include_url=False, include_input=False)
+        )
+        message = f"Invalid request parameters: {_cut(problems, _PROBLEM_CHARS)}"
+        raise MCPError(code=types.INVALID_PARAMS, message=message) from None
 
 
 def create_server(
@@ -89,5 +104,5 @@ def create_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schemas.get,
     )
-    server.middleware.append(_method_named_cut)
+    server.middleware += [_method_named_cut, _params_named]
     return server

@@ -4,7 +4,8 @@ The SDK drops such a line without a word, so a client whose request it was waits
 timeout. The server answers Parse error for a line that is not JSON, Invalid Request for one
 that is not a message (a batch, params that are no object, a version other than 2.0, an id
 the SDK reads as none), with the request's id when the line shows it; a blank line is skipped, and so is a line that
-is a client's response (JSON-RPC answers none).
+is a client's response (JSON-RPC answers none). A request whose params its method refuses gets
+Invalid params naming each parameter at fault and what is wrong with it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,25 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
     (
         b'{"id":"\xff","method":"ping"}',
         _error(None, -32700, "Parse error: not UTF-8 text (byte 7 cannot be decoded)"),
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"arguments":{}}}',
+        _error(17, -32602, "Invalid request parameters: params.name: Field required"),
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":18,"method":"tools/list","params":{"cursor":5}}',
+        _error(
+            18, -32602, "Invalid request parameters: params.cursor: Input should be a valid string"
+        ),
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":7,"arguments":[]}}',
+        _error(
+            19,
+            -32602,
+            "Invalid request parameters: params.arguments: Input should be a valid dictionary; "
+            "params.name: Input should be a valid string",
+        ),
     ),
     (
         b'{"jsonrpc":"2.0","id":8,"method":"no/such/method"}',
