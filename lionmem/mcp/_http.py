@@ -22,6 +22,7 @@ import logging
 import signal
 import socket
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,6 +60,15 @@ SESSION_IDLE_SECONDS = 30 * 60
 """Seconds a session lives with no request of its own running; then its id answers 404."""
 MAX_SESSIONS = 10_000
 """Sessions open at once; while that many are, a request opening one more gets 503."""
+_ENDING = types.JSONRPCError(
+    jsonrpc="2.0",
+    id=None,
+    error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Session not found: a DELETE is ending it once its requests are answered",
+    ),
+)
+"""The 404 answer to a request of a session being ended (the SDK's, with the reason)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -287,6 +297,10 @@ class _WholeBody:
     posted with an id the SDK cannot read gets 400 and ``ODD_ID``, where the SDK would drop it;
     a request with the id of one of its session still running gets 400 and an Invalid Request
     naming the id, where the SDK would send one answer for the two and leave the other waiting.
+    A DELETE ending a session waits until the requests of the session already posted are
+    answered, and any request of that session posted meanwhile gets 404 (``_ENDING``): the SDK
+    would answer the first 500, and fail the others with a traceback, once the session's streams
+    are closed.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -294,6 +308,10 @@ class _WholeBody:
         self._max_bytes = max_bytes
         # The requests running, by session and id (as JSON text: 1 and "1" are two ids).
         self._running: set[tuple[str, str]] = set()
+        # The POSTs of each session being served, and the sessions a DELETE is ending: set once
+        # none of their POSTs is left.
+        self._posts: Counter[str] = Counter()
+        self._ending: dict[str, asyncio.Event] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no headers (lifespan)
@@ -321,31 +339,83 @@ class _WholeBody:
             )
             await late(scope, receive, send)
             return
-        whole = bytes(body)
+        session = headers.get("mcp-session-id") if scope["path"] == PATH else None
+        await self._hand_on(scope, receive, send, body=bytes(body), more=more, session=session)
+
+    async def _hand_on(  # noqa: PLR0913 - the ASGI call, and what was read of the request
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        *,
+        body: bytes,
+        more: bool,
+        session: str | None,
+    ) -> None:
+        """Hand on a request whose body (``body``, whole unless ``more``) was read, or refuse it."""
         request_id = None
         if not more and scope["method"] == "POST" and scope["path"] == PATH:
-            request_id = _request_id(whole)
-        key = None
+            request_id = _request_id(body)
         if isinstance(request_id, _OddId):
             await _refuse(ODD_ID, scope, receive, send)
             return
-        session = headers.get("mcp-session-id")
-        if request_id is not None and session is not None:  # without one, no session to share
+        if session in self._ending:
+            await _refuse(_ENDING, scope, receive, send, status=404)
+            return
+        pending: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        if session is None:  # no session to share
+            await self._app(scope, replay, send)
+        elif scope["method"] == "DELETE":
+            await self._end(session, scope, replay, send)
+        else:
+            await self._in_session(session, request_id, scope, replay, send)
+
+    async def _in_session(
+        self,
+        session: str,
+        request_id: str | int | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        key = None
+        if request_id is not None:
             key = (session, json.dumps(request_id))
             if key in self._running:
                 await _refuse(_id_in_use(request_id), scope, receive, send)
                 return
             self._running.add(key)
-        pending: list[Message] = [{"type": "http.request", "body": whole, "more_body": more}]
-
-        async def replay() -> Message:
-            return pending.pop() if pending else await receive()
-
+        posted = scope["method"] == "POST"
+        if posted:
+            self._posts[session] += 1
         try:
-            await self._app(scope, replay, send)
+            await self._app(scope, receive, send)
         finally:
             if key is not None:
                 self._running.discard(key)
+            if posted:
+                self._posted(session)
+
+    async def _end(self, session: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand on the DELETE of ``session`` once its POSTs are answered; refuse new ones."""
+        self._ending[session] = none_left = asyncio.Event()
+        try:
+            if self._posts[session]:
+                await none_left.wait()
+            await self._app(scope, receive, send)
+        finally:
+            del self._ending[session]
+
+    def _posted(self, session: str) -> None:
+        self._posts[session] -= 1
+        if not self._posts[session]:
+            del self._posts[session]
+            if session in self._ending:
+                self._ending[session].set()
 
     def _declared_over_cap(self, headers: Headers) -> bool:
         length = headers.get("content-length", "").lstrip("0")
@@ -355,11 +425,13 @@ class _WholeBody:
         return len(length) > len(str(self._max_bytes)) or int(length) > self._max_bytes
 
 
-async def _refuse(answer: types.JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
-    """Answer ``answer`` with status 400, instead of handing the request on."""
+async def _refuse(
+    answer: types.JSONRPCError, scope: Scope, receive: Receive, send: Send, status: int = 400
+) -> None:
+    """Answer ``answer`` with ``status``, instead of handing the request on."""
     refusal = Response(
         answer.model_dump_json(by_alias=True, exclude_unset=True),
-        status_code=400,
+        status_code=status,
         media_type="application/json",
     )
     await refusal(scope, receive, send)
