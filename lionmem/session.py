@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
@@ -31,6 +32,9 @@ __all__ = ["Branch", "BranchNotFoundError", "Session"]
 # Held while a branch changes hands or a store is created on first read; reentrant, since a
 # claim may create the session's store.
 _CLAIMS = threading.RLock()
+# The store given as Session(memory=...), set before the session includes its branches, so that
+# no branch holds another store for a moment (another thread may read it then).
+_GIVEN: ContextVar[MemoryStore | None] = ContextVar("_GIVEN", default=None)
 
 
 def _checked_memory(memory: object, owner: str) -> MemoryStore | None:
@@ -124,24 +128,21 @@ class Session(Element):
     _memory: MemoryStore | None = PrivateAttr(default=None)
 
     def __init__(self, *, memory: MemoryStore | None = None, **data: Any) -> None:
-        store = _checked_memory(memory, "Session")
-        super().__init__(**data)
-        # Including the branches during validation may already have created a session store
-        # and given it to branches that had none: those branches move to the explicit store;
-        # branches with a store of their own keep it.
-        if store is not None:
-            with _CLAIMS:
-                temporary = self._memory
-                self._memory = store
-                if temporary is not None and temporary is not store:
-                    for branch in self.branches:
-                        if branch._memory is temporary:
-                            branch._memory = store
+        given = _GIVEN.set(_checked_memory(memory, "Session"))
+        try:
+            super().__init__(**data)
+        finally:
+            _GIVEN.reset(given)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Add a new default branch unless one was given, then include every branch."""
+        """Take the store given as ``memory=``, add a new default branch unless one was given,
+        then include every branch."""
         # Runs on construction and model_validate, not on assignment (unlike an after-validator
         # under validate_assignment); a ValueError here becomes a pydantic ValidationError.
+        store = _GIVEN.get()
+        if store is not None:
+            _GIVEN.set(None)  # this session's: not one validated while it is being built
+            self._memory = store
         if self.default_branch is None:
             self.default_branch = Branch()
         if self.default_branch not in self.branches:

@@ -359,6 +359,27 @@ def test_explicit_session_store_reaches_the_default_branch() -> None:
     assert all(b.memory is store for b in session.branches)
 
 
+def test_a_claimed_branch_never_holds_another_store_than_the_session_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Session(memory=M) gives its branches M as it includes them: no other store is made and
+    given to them first (a thread reading ``branch.memory`` then would write into a store the
+    branch drops a moment later)."""
+    store = InMemoryStore()
+    branch = Branch()
+    created: list[InMemoryStore] = []
+    make = InMemoryStore.__init__
+
+    def noting(self: InMemoryStore) -> None:
+        created.append(self)
+        make(self)
+
+    monkeypatch.setattr(InMemoryStore, "__init__", noting)
+    Session(memory=store, branches=[branch])
+    assert created == []
+    assert branch.memory is store
+
+
 def test_explicit_session_store_spares_branches_with_their_own() -> None:
     """Session(memory=M) leaves an explicit store and a store a branch had already created."""
     own, session_store = InMemoryStore(), InMemoryStore()
