@@ -174,6 +174,13 @@ class LionagiMemoryStore:
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore: ...
     def __new__(cls, store: MemoryStore) -> LionagiMemoryStore:
         # All of the construction is here (no __init__), so type checkers read these overloads.
+        if isinstance(store, type):  # a class has the methods a MemoryStore is checked for
+            name = store.__qualname__
+            msg = (
+                f"{cls.__qualname__} wraps a store instance, got the class {name}; call it "
+                f"first, e.g. {cls.__qualname__}({name}())"
+            )
+            raise TypeError(msg)
         if isinstance(store, LionagiMemoryStore | _lionagi_memory.InMemoryStore):
             msg = f"{type(store).__qualname__} already takes lionagi items: pass it to lionagi directly"
             raise TypeError(msg)

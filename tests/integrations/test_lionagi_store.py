@@ -452,7 +452,7 @@ async def test_errors_of_the_wrapped_store_pass_through() -> None:
 
 
 def test_the_constructor_wants_a_lionmem_store() -> None:
-    """Wrapping a non-store, a wrapper or lionagi's own store raises TypeError."""
+    """Wrapping a non-store, a store class, a wrapper or lionagi's own store raises TypeError."""
     with pytest.raises(
         TypeError, match=r"^LionagiMemoryStore wraps a lionmem MemoryStore, got builtins\.str$"
     ):
@@ -464,6 +464,13 @@ def test_the_constructor_wants_a_lionmem_store() -> None:
             TypeError, match="already takes lionagi items: pass it to lionagi directly"
         ):
             LionagiMemoryStore(store)
+    for given in (InMemoryStore, SQLiteMemoryStore):
+        with pytest.raises(TypeError) as refused:
+            LionagiMemoryStore(given)  # type: ignore[call-overload]  # a class, on purpose
+        assert str(refused.value) == (
+            f"LionagiMemoryStore wraps a store instance, got the class {given.__qualname__}; "
+            f"call it first, e.g. LionagiMemoryStore({given.__qualname__}())"
+        )
     assert repr(wrapper).startswith("LionagiMemoryStore(<lionmem.stores.memory.InMemoryStore")
     assert repr(LionagiMemoryStore(SQLiteMemoryStore(":memory:"))) == (
         "ExternalLionagiMemoryStore(SQLiteMemoryStore(':memory:'))"
