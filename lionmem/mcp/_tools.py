@@ -392,7 +392,8 @@ class MemoryTools:
         except ValidationError as exc:
             return self._error(f"invalid arguments for {name}: {_pydantic_problems(exc)}")
         except UnsupportedMemoryQuery as exc:
-            return self._error(f"the store cannot answer this query: {exc}")
+            said = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
+            return self._error(f"the store cannot answer this query: {said}")
         except MemoryAdapterUnavailable as exc:
             return self._error(f"the store is unavailable, nothing was done: {exc}")
         except MemoryAdapterError as exc:

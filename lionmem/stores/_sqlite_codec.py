@@ -393,7 +393,12 @@ def wanted_tags(tags: Sequence[str]) -> list[str] | None:
     if not wanted:
         return None
     if len(wanted) > MAX_TAGS:
-        raise UnsupportedMemoryQuery(["tags"])
+        # The message is the contract's; a note says why (shown with the traceback).
+        refused = UnsupportedMemoryQuery(["tags"])
+        refused.add_note(
+            f"a query may hold at most {MAX_TAGS:,} distinct tags; this one holds {len(wanted):,}"
+        )
+        raise refused
     return wanted
 
 

@@ -382,6 +382,17 @@ async def test_an_unsupported_query_is_an_error() -> None:
     )
 
 
+async def test_a_query_past_the_store_s_tag_cap_says_why() -> None:
+    """The store's note on an unsupported query (its cap on distinct tags) is in the error."""
+    async with SQLiteMemoryStore(":memory:") as store:
+        tools = MemoryTools(store)
+        tags = [f"t{n}" for n in range(10_001)]
+        assert error(await tools.call("memory_search", {"tags": tags})) == (
+            "the store cannot answer this query: unsupported memory query keys: tags; a query "
+            "may hold at most 10,000 distinct tags; this one holds 10,001"
+        )
+
+
 def _sized(index: int, size: int) -> MemoryItem:
     return MemoryItem(
         id=UUID(int=index + 1), created_at=float(index), content="x" * size, tags=[f"t{index}"]

@@ -425,10 +425,15 @@ async def test_smallest_filter_drives_and_others_still_apply(store: SQLiteMemory
 
 
 async def test_too_many_tags_are_refused_before_io(tmp_path: Path) -> None:
-    """More than MAX_TAGS distinct query tags raise UnsupportedMemoryQuery naming tags."""
+    """More than MAX_TAGS distinct query tags raise UnsupportedMemoryQuery naming tags, with
+    the contract's message and a note saying why."""
     closed = SQLiteMemoryStore(tmp_path / "m.db")
     await closed.close()
     tags = [f"t{n}" for n in range(MAX_TAGS + 1)]
     with pytest.raises(UnsupportedMemoryQuery) as caught:
         await closed.search(MemoryQuery(tags=tags))
     assert caught.value.rejected_keys == ("tags",)
+    assert str(caught.value) == "unsupported memory query keys: tags"
+    assert caught.value.__notes__ == [
+        "a query may hold at most 10,000 distinct tags; this one holds 10,001"
+    ]
