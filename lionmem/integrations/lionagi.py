@@ -21,6 +21,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from lionmem._messages import place_in_batch
 from lionmem.errors import UnrepresentableValueError, UnsupportedMemoryQuery
 from lionmem.protocol import ExternalMemoryStore, MemoryStore
 from lionmem_models.memory_adapter_manifest import MemoryAdapterManifest
@@ -277,7 +278,13 @@ class LionagiMemoryStore:
             )
             raise TypeError(msg)
         batch = list(items)
-        copies = [_to_lionmem(item, position) for position, item in enumerate(batch)]
+        copies = []
+        for position, item in enumerate(batch):
+            try:
+                copies.append(_to_lionmem(item, position))
+            except UnrepresentableValueError as exc:
+                place_in_batch(exc, "store_many", position, item)
+                raise
         many = getattr(self._store, "store_many", None)
         if many is not None:
             await many(copies)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from lionmem._coercions import uuid_key
-from lionmem._messages import received
+from lionmem._messages import place_in_batch, received
 from lionmem.errors import UnrepresentableValueError
 from lionmem.stores._sqlite_codec import id_text
 from lionmem_models.memory_item import MemoryItem
 
-__all__ = ["page_size", "require_item", "require_items", "stored_key"]
+__all__ = ["encoded_batch", "page_size", "require_item", "require_items", "stored_key"]
+
+_T = TypeVar("_T")
 
 
 def require_item(item: object, store: str, method: str = "store") -> MemoryItem:
@@ -42,6 +45,24 @@ def require_items(items: Iterable[MemoryItem], method: str) -> Iterable[MemoryIt
         msg = f"{method}() takes an iterable of MemoryItem, got one MemoryItem: use store()"
         raise TypeError(msg)
     return items
+
+
+def encoded_batch(
+    items: Iterable[MemoryItem], store: str, method: str, encode: Callable[[MemoryItem], _T]
+) -> tuple[list[MemoryItem], list[_T]]:
+    """The items (each as ``require_item`` checks it) and their encodings; an item refused
+    carries a note naming its place in the batch (``place_in_batch``)."""
+    batch: list[MemoryItem] = []
+    encoded: list[_T] = []
+    for item in require_items(items, method):
+        try:
+            checked = require_item(item, store, method)
+            encoded.append(encode(checked))
+        except (TypeError, UnrepresentableValueError) as exc:
+            place_in_batch(exc, method, len(batch), item)
+            raise
+        batch.append(checked)
+    return batch, encoded
 
 
 def stored_key(item_id: object) -> str | None:

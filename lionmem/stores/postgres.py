@@ -36,7 +36,13 @@ from lionmem.errors import (
     UnrepresentableValueError,
 )
 from lionmem.guard import check_query
-from lionmem.stores._arguments import page_size, require_item, require_items, stored_key
+from lionmem.stores._arguments import (
+    encoded_batch,
+    page_size,
+    require_item,
+    require_items,
+    stored_key,
+)
 from lionmem.stores._postgres_codec import Row, row_of
 from lionmem.stores._postgres_query import SELECT, plan_search
 from lionmem.stores._postgres_schema import (
@@ -88,6 +94,7 @@ _RETRY_STATES = ("40001", "40P01")
 _CONFLICT_RETRIES = 5
 _CONFLICT_PAUSE = 0.005  # seconds, times the attempt: the longest random pause before a rerun
 _NO_TABLE = "42P01"
+_STORE = "PostgresMemoryStore"
 
 _UPSERT = """
 INSERT INTO lionmem_items AS i
@@ -186,7 +193,11 @@ def _pause_before_rerun(
 
 
 def _row(item: MemoryItem, method: str = "store") -> Row:
-    return row_of(encode_item(require_item(item, "PostgresMemoryStore", method)))
+    return _encoded_row(require_item(item, _STORE, method))
+
+
+def _encoded_row(item: MemoryItem) -> Row:
+    return row_of(encode_item(item))
 
 
 def _decode_seq(row: Any) -> tuple[int, MemoryItem]:
@@ -642,8 +653,7 @@ class PostgresMemoryStore:
         Every item is checked and encoded before anything is written. A repeated id is stored
         once, at its first position, holding its last value, as successive ``store`` calls would.
         """
-        batch = list(require_items(items, "store_many"))
-        rows = [_row(item, "store_many") for item in batch]
+        batch, rows = encoded_batch(items, _STORE, "store_many", _encoded_row)
         with self._write_made():
             if rows:
                 async with self._writes.turn():

@@ -54,7 +54,13 @@ from uuid import UUID
 
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable
 from lionmem.guard import check_query
-from lionmem.stores._arguments import page_size, require_item, require_items, stored_key
+from lionmem.stores._arguments import (
+    encoded_batch,
+    page_size,
+    require_item,
+    require_items,
+    stored_key,
+)
 from lionmem.stores._sqlite_codec import (
     EncodedItem,
     UnrepresentableValueError,
@@ -779,13 +785,10 @@ class SQLiteMemoryStore:
         Every item is checked and encoded before anything is written. A repeated id is stored
         once, at its first position, holding its last value, as successive ``store`` calls would.
         """
-        batch = [
-            require_item(item, _STORE, "store_many") for item in require_items(items, "store_many")
-        ]
-        encoded = tuple(encode_item(item) for item in batch)
+        batch, encoded = encoded_batch(items, _STORE, "store_many", encode_item)
         self._check_open()
         if encoded:
-            await self._write(encoded)
+            await self._write(tuple(encoded))
         return [item.id for item in batch]
 
     async def delete(self, item_id: UUID | str) -> bool:

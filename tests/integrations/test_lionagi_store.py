@@ -557,8 +557,12 @@ async def test_extras_a_store_lacks_say_so() -> None:
     store = LionagiMemoryStore(InMemoryStore())
     items = [lionagi.MemoryItem(content=n) for n in range(3)]
     assert await store.store_many(iter(items)) == [i.id for i in items]
-    with pytest.raises(UnrepresentableValueError):
-        await store.store_many([lionagi.MemoryItem(content="new"), sample(created_at=math.nan)])
+    late = sample(created_at=math.nan)
+    with pytest.raises(UnrepresentableValueError) as refused:
+        await store.store_many([lionagi.MemoryItem(content="new"), late])
+    assert refused.value.__notes__ == [
+        f"store_many(): the item at position 1, id {late.id}; none of the items was written"
+    ]
     assert [i.content for i in await store.search(lionagi.MemoryQuery())] == [0, 1, 2]
     for name, call in (
         ("delete", lambda: store.delete(items[0].id)),

@@ -156,6 +156,10 @@ async def test_a_long_store_many_keeps_order_ids_and_atomicity(postgres_dsn: str
         with pytest.raises(UnrepresentableValueError) as caught:
             await store.store_many(bad)
         assert caught.value.field == "content"
+        assert caught.value.__notes__ == [
+            f"store_many(): the item at position 2400, id {bad[2400].id}; none of the items was "
+            "written"
+        ]
         assert await store.count() == kept == 2100
         assert await store.search(MemoryQuery(text="new ")) == []
 

@@ -282,6 +282,24 @@ async def test_store_many_is_all_or_nothing(store: SQLiteMemoryStore) -> None:
     assert await store.count() == 0
 
 
+async def test_a_refused_item_of_store_many_is_noted_by_position_and_id(
+    store: SQLiteMemoryStore,
+) -> None:
+    """The error refusing an item of a batch notes where it stands and its id."""
+    bad = MemoryItem(content=(1, 2))
+    with pytest.raises(UnrepresentableValueError) as refused:
+        await store.store_many([MemoryItem(content="ok"), MemoryItem(content="ok"), bad])
+    assert refused.value.__notes__ == [
+        f"store_many(): the item at position 2, id {bad.id}; none of the items was written"
+    ]
+    with pytest.raises(TypeError) as wrong:
+        await store.store_many([MemoryItem(content="ok"), "junk"])  # type: ignore[list-item]  # a non-item, on purpose
+    assert wrong.value.__notes__ == [
+        "store_many(): the item at position 1; none of the items was written"
+    ]
+    assert await store.count() == 0
+
+
 async def test_store_many_of_nothing_returns_empty(store: SQLiteMemoryStore) -> None:
     """An empty batch stores nothing and returns []."""
     assert await store.store_many([]) == []
