@@ -92,6 +92,7 @@ class _Reader:
     task: asyncio.Task[Any] | None
     line: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
+    done: bool = False  # every line was read: an interruption no longer stops the import
 
     @property
     def stopped(self) -> bool:
@@ -126,6 +127,7 @@ class _Reader:
             yield item
         if self.stopped:  # interrupted while it waited for the end of the input
             raise _Stopped
+        self.done = True
         advance(pending, size)
 
     def _lines(self) -> Iterator[bytes]:
@@ -242,7 +244,8 @@ def _import(args: argparse.Namespace) -> int:
 async def _store_all(store: Any, reader: _Reader) -> int:
     stream_to = getattr(store, "store_stream", None)
     if stream_to is not None:
-        return int(await _streamed(stream_to(reader, on_unrepresentable=reader.unrepresentable)))
+        written = stream_to(reader, on_unrepresentable=reader.unrepresentable)
+        return int(await _streamed(written, reader))
     store_many = store_method(store, "store_many")
     items = list(reader)
     try:
@@ -254,19 +257,27 @@ async def _store_all(store: Any, reader: _Reader) -> int:
         raise _BadLine(f"{error}") from None
 
 
-async def _streamed(write: Awaitable[int]) -> int:
+async def _streamed(write: Awaitable[int], reader: _Reader) -> int:
     """Return the outcome of ``write``, the store's one transaction, even when the import is
     interrupted (Ctrl-C or SIGTERM) meanwhile.
 
     While lines are read, the reader stops at its next one and the store rolls everything
-    back: the interruption stands. Once every line was read, the store indexes and commits the
-    items and completes that; the command says so, ignores every further Ctrl-C and SIGTERM,
-    and reports the import done, since running it again would store the items twice.
+    back: the interruption stands. Once every line was read, the store writes, indexes and
+    commits the items and completes that (however long it waits for another writer's lock);
+    the command says so at once, ignores every further Ctrl-C and SIGTERM, and reports the
+    import done, since running it again would store the items twice.
     """
     handed, stopped = await stopped_waiting(write)
     if not stopped:
         return handed.result()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGTERM is raised as SIGINT: both ignored
+    told = reader.done
+    if told:
+        print(
+            f"lionmem import: {STOP.word} after the last line was read; waiting for the store "
+            "to commit the import",
+            file=sys.stderr,
+        )
     try:
         stored = await handed  # the task stays cancelled meanwhile: the reader sees it
     except _Stopped:
@@ -274,10 +285,12 @@ async def _streamed(write: Awaitable[int]) -> int:
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
-    print(
-        f"lionmem import: {STOP.word} after the last line was read; the store committed the import",
-        file=sys.stderr,
-    )
+    if not told:  # the reader's last line was read just as the stop came
+        print(
+            f"lionmem import: {STOP.word} after the last line was read; the store committed "
+            "the import",
+            file=sys.stderr,
+        )
     return stored
 
 

@@ -228,16 +228,16 @@ def _interrupted_at(tmp_path: Path, name: str, *args: str) -> tuple[int, str, st
 
 def test_an_import_interrupted_once_every_line_is_read_reports_the_import(tmp_path: Path) -> None:
     """Ctrl-C while the store indexes and commits an import whose lines were all read: the store
-    completes it, so the command says so and reports the import (exit 0), ignoring the second
-    Ctrl-C; a rerun would store the items twice."""
+    completes it, so the command says at once that it waits for it and reports the import
+    (exit 0), ignoring the second Ctrl-C; a rerun would store the items twice."""
     db = tmp_path / "im.db"
     lines = "".join(f'{{"content": "item {n}"}}\n' for n in range(200))
     (tmp_path / "items.jsonl").write_text(lines, encoding="utf-8")
     assert _interrupted_at(tmp_path, "_index_all", "import", "items.jsonl", "--db", str(db)) == (
         0,
         "imported 200 items from items.jsonl\n",
-        "lionmem import: interrupted after the last line was read; the store committed the "
-        "import\n",
+        "lionmem import: interrupted after the last line was read; waiting for the store to "
+        "commit the import\n",
     )
     assert lionmem("count", "--db", db, cwd=tmp_path).stdout == "200\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -144,6 +145,70 @@ def test_ctrl_c_mid_import_into_postgres_rolls_back_and_exits_130(
     stdout, stderr = process.communicate(timeout=30)
     assert (process.returncode, stdout, stderr) == (130, b"", b"lionmem import: interrupted\n")
     assert postgres_server.psql("SELECT count(*) FROM lionmem_items", database) == "1"
+
+
+_HOLD_LOCK = """
+import asyncio, sys
+import asyncpg
+
+async def main():
+    connection = await asyncpg.connect(sys.argv[1])
+    async with connection.transaction():
+        await connection.execute("LOCK TABLE lionmem_items IN ACCESS EXCLUSIVE MODE")
+        print("locked", flush=True)
+        await asyncio.to_thread(sys.stdin.read)
+    await connection.close()
+
+asyncio.run(main())
+"""
+# The sessions of the database waiting for a lock.
+LOCKED_OUT = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND wait_event_type = 'Lock'"
+)
+
+
+def test_ctrl_c_once_every_line_is_read_says_the_import_waits_for_its_commit(
+    postgres_server: Cluster, postgres_dsn: str, tmp_path: Path
+) -> None:
+    """SIGINT while an import whose lines were all read waits for another session's lock: the
+    command says at once that it waits for the store to commit, and once the lock is released
+    reports the import done (exit 0)."""
+    database = _database(postgres_dsn)
+    assert lionmem("add", "before", "--db", postgres_dsn, cwd=tmp_path).status == 0
+    lines = "".join(json.dumps({"content": f"line {n}"}) + "\n" for n in range(50))
+    (tmp_path / "few.jsonl").write_text(lines, encoding="utf-8")
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, postgres_dsn],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    ) as holder:
+        assert holder.stdin is not None
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == b"locked\n"
+        process = subprocess.Popen(
+            [str(LIONMEM), "import", "few.jsonl", "--db", postgres_dsn],
+            cwd=tmp_path,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stderr is not None
+        deadline = time.monotonic() + 60
+        while postgres_server.psql(LOCKED_OUT, database) != "1":
+            assert process.poll() is None, "the import ended before it waited for the lock"
+            assert time.monotonic() < deadline, "the import never waited for the lock"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        assert process.stderr.readline() == (
+            b"lionmem import: interrupted after the last line was read; waiting for the store "
+            b"to commit the import\n"
+        )
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+    stdout, stderr = process.communicate(timeout=30)
+    assert (process.returncode, stdout, stderr) == (0, b"imported 50 items from few.jsonl\n", b"")
+    assert postgres_server.psql("SELECT count(*) FROM lionmem_items", database) == "51"
 
 
 @pytest.mark.slow
