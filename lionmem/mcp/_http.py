@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from lionmem.mcp._bounds import DEFAULT_MAX_REQUEST_BYTES, check_request_cap
-from lionmem.mcp._ids import ODD_ID, is_request_id
+from lionmem.mcp._ids import ODD_ID, invalid_request, is_request_id
 
 __all__ = ["HttpAddress", "http_app", "parse_address", "serve_http"]
 
@@ -60,14 +60,7 @@ SESSION_IDLE_SECONDS = 30 * 60
 """Seconds a session lives with no request of its own running; then its id answers 404."""
 MAX_SESSIONS = 10_000
 """Sessions open at once; while that many are, a request opening one more gets 503."""
-_ENDING = types.JSONRPCError(
-    jsonrpc="2.0",
-    id=None,
-    error=types.ErrorData(
-        code=types.INVALID_REQUEST,
-        message="Session not found: a DELETE is ending it once its requests are answered",
-    ),
-)
+_ENDING = invalid_request("Session not found: a DELETE is ending it once its requests are answered")
 """The 404 answer to a request of a session being ended (the SDK's, with the reason)."""
 
 
@@ -440,14 +433,9 @@ async def _refuse(
 def _id_in_use(request_id: str | int) -> types.JSONRPCError:
     """Invalid Request, with id null (the id is the running request's): a request reusing the id
     of one of its session still running."""
-    message = (
+    return invalid_request(
         f"Invalid Request: id {json.dumps(request_id)} is that of a request of this session "
         "still running; give each request an id of its own"
-    )
-    return types.JSONRPCError(
-        jsonrpc="2.0",
-        id=None,
-        error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
     )
 
 

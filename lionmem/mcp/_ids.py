@@ -11,17 +11,23 @@ from typing import TypeGuard
 
 import mcp_types as types
 
-__all__ = ["ODD_ID", "is_request_id"]
+__all__ = ["ODD_ID", "invalid_request", "is_request_id"]
 
-ODD_ID = types.JSONRPCError(
-    jsonrpc="2.0",
-    id=None,
-    error=types.ErrorData(
-        code=types.INVALID_REQUEST,
-        message="Invalid Request: an id must be a string or an integer (a notification has none)",
-    ),
+
+def invalid_request(message: str) -> types.JSONRPCError:
+    """An Invalid Request error saying ``message``, with id null (the request's is unknown, or
+    another request's)."""
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
+    )
+
+
+ODD_ID = invalid_request(
+    "Invalid Request: an id must be a string or an integer (a notification has none)"
 )
-"""Invalid Request, with id null: the answer to a message whose id the SDK cannot read."""
+"""The answer to a message whose id the SDK cannot read."""
 
 
 def is_request_id(value: object) -> TypeGuard[str | int]:
