@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -34,17 +35,30 @@ HEADER = (
     "# Generated from schema/ by tools/generate.py: do not edit by hand.\n"
     "# Regenerate with `python tools/generate.py`; `python tools/generate.py --check` finds drift."
 )
-IGNORED_PARTS = {"__pycache__", "node_modules", ".mypy_cache"}
+IGNORED_PARTS = {"__pycache__"}
+"""Folders under generated/ that are no output: Python's bytecode caches."""
 
 
 def pinned_versions() -> dict[str, str]:
-    """Return the exact versions the ``codegen`` dependency group pins (name -> version)."""
+    """Return the exact versions the ``codegen`` dependency group pins (name -> version).
+
+    Exits naming any requirement of the group that is not pinned exactly (``name==version``):
+    the output depends on each of them.
+    """
     groups = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["dependency-groups"]
     pins: dict[str, str] = {}
+    loose = []
     for requirement in groups["codegen"]:
-        if isinstance(requirement, str) and "==" in requirement:
-            name, version = requirement.split("==", 1)
-            pins[name.strip()] = version.strip()
+        name, equals, version = str(requirement).partition("==")
+        if not equals or not name.strip() or not re.fullmatch(r"[\w.+!-]+", version.strip()):
+            loose.append(str(requirement))
+            continue
+        pins[name.strip()] = version.strip()
+    if loose:
+        sys.exit(
+            "tools/generate.py: the codegen dependency group must pin each tool exactly "
+            f"(name==version), since the output depends on it: {', '.join(map(repr, loose))}"
+        )
     return pins
 
 
@@ -253,12 +267,16 @@ def files_under(folder: Path) -> dict[str, Path]:
     }
 
 
-def _lines(path: Path | None) -> list[str]:
-    """Return the lines of ``path`` with their endings as written (``\r\n`` stays), bytes
-    that are not UTF-8 as escapes; none for a file that is absent."""
-    if path is None:
+def _bytes(path: Path | None) -> bytes | None:
+    return None if path is None else path.read_bytes()
+
+
+def _lines(data: bytes | None) -> list[str]:
+    """Return the lines of a file's ``data`` with their endings as written (``\r\n`` stays),
+    bytes that are not UTF-8 as escapes; none for a file that is absent."""
+    if data is None:
         return []
-    return path.read_bytes().decode("utf-8", "backslashreplace").splitlines(keepends=True)
+    return data.decode("utf-8", "backslashreplace").splitlines(keepends=True)
 
 
 def differences(expected_root: Path, actual_root: Path) -> list[str]:
@@ -267,18 +285,23 @@ def differences(expected_root: Path, actual_root: Path) -> list[str]:
     actual = files_under(actual_root)
     lines: list[str] = []
     for name in sorted(expected.keys() | actual.keys()):
-        old = _lines(actual.get(name))
-        new = _lines(expected.get(name))
+        committed, fresh = _bytes(actual.get(name)), _bytes(expected.get(name))
         if name not in expected:
             lines.append(f"stale file, not produced from schema/: generated/{name}\n")
         elif name not in actual:
             lines.append(f"missing file: generated/{name}\n")
-        if old != new:
-            lines.extend(
-                difflib.unified_diff(
-                    old, new, f"generated/{name} (committed)", f"generated/{name} (from schema/)"
-                )
+        if committed == fresh:
+            continue
+        diff = list(
+            difflib.unified_diff(
+                _lines(committed),
+                _lines(fresh),
+                f"generated/{name} (committed)",
+                f"generated/{name} (from schema/)",
             )
+        )
+        # Bytes that are not UTF-8 show as escapes, which may read like the generator's text.
+        lines += diff or [f"generated/{name}: bytes differ from the generator's output\n"]
     return lines
 
 

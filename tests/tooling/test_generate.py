@@ -94,6 +94,42 @@ def test_check_fails_on_line_endings_or_bytes_changed_by_hand(
     assert result.stderr == ""
 
 
+def test_check_fails_on_a_byte_that_reads_as_the_generator_s_escape(tree: Path) -> None:
+    """A byte that is not UTF-8 put in place of the text ``\\xff`` the generator wrote (both
+    read as that escape) fails the check, naming the file."""
+    _edit(tree / "schema" / "element.json", "Identity of the element:", "Identity (\\\\xff):")
+    assert generate(tree).returncode == 0
+    types = tree / "generated" / "typescript" / "element.d.ts"
+    written = types.read_bytes()
+    assert written.count(b"\\xff") == 1
+    types.write_bytes(written.replace(b"\\xff", b"\xff"))
+    result = generate(tree, "--check")
+    assert (result.returncode, result.stdout) == (
+        1,
+        "generated/typescript/element.d.ts: bytes differ from the generator's output\n"
+        "\ngenerated/ is stale: run `python tools/generate.py` and commit the result.\n",
+    )
+
+
+@pytest.mark.parametrize("folder", ["node_modules", ".mypy_cache", "cache"])
+def test_check_fails_on_a_file_in_any_extra_folder(tree: Path, folder: str) -> None:
+    """A file in a folder under generated/ that no schema produces fails the check, whatever
+    the folder's name (only Python's __pycache__ is no output)."""
+    extra = tree / "generated" / "lionmem_models" / folder / "evil.py"
+    extra.parent.mkdir()
+    extra.write_text("x = 1\n", encoding="utf-8")
+    (tree / "generated" / "lionmem_models" / "__pycache__").mkdir(exist_ok=True)
+    (tree / "generated" / "lionmem_models" / "__pycache__" / "element.cpython-311.pyc").write_bytes(
+        b"cache"
+    )
+    result = generate(tree, "--check")
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(
+        f"stale file, not produced from schema/: generated/lionmem_models/{folder}/evil.py\n"
+    )
+    assert "__pycache__" not in result.stdout
+
+
 def test_check_fails_on_a_stale_extra_file(tree: Path) -> None:
     """A file under generated/ that no schema produces fails the check and is named."""
     (tree / "generated" / "lionmem_models" / "old_model.py").write_text("x = 1\n", encoding="utf-8")
@@ -145,6 +181,21 @@ def test_a_pinned_tool_of_another_version_is_named_with_both(tree: Path) -> None
     result = generate(tree, "--check")
     assert result.returncode == 1
     assert "ruff==0.0.1 is pinned but ruff 0.17.6 is installed. Run `make install`" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "loose", ['"ruff>=0.17"', '"ruff"', "\"ruff==0.17.6; python_version < '3.12'\""]
+)
+def test_a_codegen_tool_not_pinned_exactly_is_refused(tree: Path, loose: str) -> None:
+    """A codegen requirement that is not ``name==version`` is refused by name: the version
+    check would otherwise check nothing for it."""
+    _edit(tree / "pyproject.toml", '"ruff==0.17.6"', loose)
+    result = generate(tree, "--check")
+    assert result.returncode == 1
+    assert result.stderr == (
+        "tools/generate.py: the codegen dependency group must pin each tool exactly "
+        f"(name==version), since the output depends on it: {loose[1:-1]!r}\n"
+    )
 
 
 def test_missing_node_tooling_is_named(tree: Path) -> None:
