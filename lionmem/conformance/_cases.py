@@ -126,6 +126,8 @@ FILTER_ITEMS = 1 + 2 * len(FILTER_VALUES)
 """Items the filter case stores for each key: one without the key and a pair per value."""
 MANY_WRITES = 300
 """Writes whose every acknowledgement is checked (a few hundred: cheap on every lionmem store)."""
+LIMIT_ITEMS = 25
+"""Items matching the limit case's queries once it checks limits past a few hits."""
 
 
 def case(name: str, row: str, summary: str) -> Callable[[Check], Check]:
@@ -272,7 +274,7 @@ async def _store_returns_item_id(ctx: CaseContext) -> str | None:
     "retrieve_anchors",
     DIRECT,
     "A stored id is retrievable at once, with id, content and tags exact (text not in NFC and, "
-    "unless retrieval is lossy, duplicate and empty tags: exactly or refused).",
+    "unless retrieval is lossy, duplicate and empty tags: exactly or refused), as a new object.",
 )
 async def _retrieve_anchors(ctx: CaseContext) -> str | None:
     item = ctx.item(content=UNICODE_TEXT, tags=UNICODE_TAGS)
@@ -295,7 +297,18 @@ async def _retrieve_anchors(ctx: CaseContext) -> str | None:
         )
 
     # Not searched: direct retrieval never waits for the search index.
-    return await _kept_exactly(ctx, [item], candidates, "retrieve", problem)
+    note = await _kept_exactly(ctx, [item], candidates, "retrieve", problem)
+    got = await ctx.retrieve_stored(item)
+    got.tags.append("changed by the caller")
+    again = await ctx.retrieve_stored(item)
+    if "changed by the caller" in again.tags:
+        msg = (
+            "a tag the caller appended to the item retrieve() returned is in the item a second "
+            "retrieve() returns: the store handed out the object it keeps; ADR-0093 D3: "
+            "projection yields a new MemoryItem"
+        )
+        raise CaseFailed(msg)
+    return note
 
 
 @case(
@@ -527,18 +540,29 @@ async def _limit_positive(ctx: CaseContext) -> str | None:
         else:
             detail = f"metadata {{{key!r}: 'limit'}} refused (ADR-0093 D3): no filtered query"
         await ctx.harness.make_search_index_visible()
+    await _within_limits(ctx, queries, (1, 2, 3), 5)
+    # Past the limits a page of one or two holds: the default limit (20) and one between.
+    await ctx.store_items(
+        *(ctx.item(content=f"limit probe {n}", tags=["t-limit"]) for n in range(5, LIMIT_ITEMS))
+    )
+    await _within_limits(ctx, queries[1:3], (12, MemoryQuery().limit), LIMIT_ITEMS)
+    return detail
+
+
+async def _within_limits(
+    ctx: CaseContext, queries: list[MemoryQuery], limits: tuple[int, ...], matching: int
+) -> None:
     for query in queries:
-        for limit in (1, 2, 3):
+        for limit in limits:
             limited = query.model_copy(update={"limit": limit})
             hits = await ctx.search(limited)
             if not 1 <= len(hits) <= limit:
                 msg = (
-                    f"search({query_text(limited)}) over 5 matching stored items returned "
-                    f"{len(hits)} hits; ADR-0093 D2: a positive limit N returns at most N, and "
-                    "the first page is not empty"
+                    f"search({query_text(limited)}) over {matching} matching stored items "
+                    f"returned {len(hits)} hits; ADR-0093 D2: a positive limit N returns at most "
+                    "N, and the first page is not empty"
                 )
                 raise CaseFailed(msg)
-    return detail
 
 
 @case("limit_zero_without_io", LIMIT, "limit=0 returns [] without touching the transport.")
@@ -638,7 +662,7 @@ async def _many_writes_kept(ctx: CaseContext, earlier: set[UUID]) -> None:
     A service that silently discards writes past a quota is caught here. Only reference
     semantics promise InMemoryStore's unbounded first page; another backend may cap its page.
     """
-    items = [ctx.item() for _ in range(MANY_WRITES)]
+    items = [ctx.item(tags=[f"t-write-{number}"]) for number in range(1, MANY_WRITES + 1)]
     await ctx.store_items(*items)
     for number, item in enumerate(items, start=1):
         if await ctx.retrieve(item.id) is None:
@@ -646,6 +670,17 @@ async def _many_writes_kept(ctx: CaseContext, earlier: set[UUID]) -> None:
                 f"retrieve() returned None for write {number} of {MANY_WRITES} (after "
                 f"{len(earlier)} earlier ones), whose store() succeeded; ADR-0093 D3: a "
                 "successful store is directly retrievable, otherwise it is not acknowledged"
+            )
+            raise CaseFailed(msg)
+    # A search index that stops taking writes past a quota: the first, middle and last write.
+    for number in (1, MANY_WRITES // 2, MANY_WRITES):
+        item = items[number - 1]
+        if item.id not in await ctx.search_ids(MemoryQuery(tags=item.tags)):
+            msg = (
+                f"search(tags={item.tags!r}) did not return write {number} of {MANY_WRITES}, "
+                f"which retrieve() returns, once the index was made visible "
+                f"({ctx.claim('search_consistency')}); ADR-0093 D2: an acknowledged write is "
+                "searchable (at once, or once the index converges)"
             )
             raise CaseFailed(msg)
     if ctx.manifest.search_semantics != "reference":
@@ -727,6 +762,8 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     limit = FILTER_ITEMS * len(keys)
     for key in keys:
         notes.extend(await _filter_selects(ctx, key, limit))
+    if keys[1:]:  # two keys at once
+        notes.append(await _every_key_applies(ctx, keys[0], keys[1]))
     checked = [note for note in notes if not note.startswith("refused")]
     if not checked:
         msg = (
@@ -770,6 +807,33 @@ async def _filter_selects(ctx: CaseContext, key: str, limit: int) -> list[str]:
         valued = [item for pair in pairs for item in pair]
         notes.append(await _none_filter(ctx, key, bare, valued, limit))
     return notes
+
+
+async def _every_key_applies(ctx: CaseContext, first: str, second: str) -> str:
+    """Check a filter on two keys: it selects the item matching both, not one matching either
+    key alone; return what was checked or refused."""
+    both = ctx.item(metadata={first: "both", second: "both"})
+    first_only = ctx.item(metadata={first: "both", second: "other"})
+    second_only = ctx.item(metadata={first: "other", second: "both"})
+    what = f"metadata with {first!r} and {second!r}"
+    candidates = ((both, what), (first_only, what), (second_only, what))
+    if len(await _refusable(ctx, *candidates)) < len(candidates):
+        return f"refused (ADR-0093 D3): {what}"
+    await ctx.harness.make_search_index_visible()
+    filters = {first: "both", second: "both"}
+    got = await ctx.search_ids(MemoryQuery(filters=filters, limit=FILTER_ITEMS * 10))
+    problems = [
+        *(["missed the item matching both"] if both.id not in got else []),
+        *([f"returned an item matching only {first!r}"] if first_only.id in got else []),
+        *([f"returned an item matching only {second!r}"] if second_only.id in got else []),
+    ]
+    if problems:
+        msg = (
+            f"search(filters={filters!r}) {' and '.join(problems)}; ADR-0093 D3: every key of "
+            "a filter applies, so partial filtering cannot occur"
+        )
+        raise CaseFailed(msg)
+    return f"{first!r} and {second!r} together"
 
 
 async def _none_filter(
@@ -871,12 +935,20 @@ def _hit_tags_problem(ctx: CaseContext, got: list[str], stored: list[str]) -> st
 @case(
     "tag_search_selects",
     TAGS,
-    "A one-tag query returns the item carrying that tag and not an item without it.",
+    "A one-tag query returns the item carrying that tag and not an item without it; a query of "
+    "two tags never returns an item carrying neither.",
 )
 async def _tag_search_selects(ctx: CaseContext) -> str | None:
     tagged = ctx.item(tags=["t-alpha"])
     other = ctx.item(tags=["t-beta"])
-    await ctx.store_items(tagged, other)
+    neither = ctx.item(tags=["t-gamma"])
+    await ctx.store_items(tagged, other, neither)
+    if neither.id in await ctx.search_ids(MemoryQuery(tags=["t-alpha", "t-beta"])):
+        msg = (
+            "search(tags=['t-alpha', 't-beta']) returned an item tagged only 't-gamma'; a query's "
+            "tags select (ADR-0093 D3): a service may match them all or any, never none"
+        )
+        raise CaseFailed(msg)
     got = await ctx.search_ids(MemoryQuery(tags=["t-alpha"]))
     if tagged.id not in got or other.id in got:
         msg = (
@@ -1198,9 +1270,12 @@ async def _rejected_write_raises(ctx: CaseContext) -> str | None:
         msg = "the harness cannot make the service refuse writes (it has no make_writes_rejected)"
         raise CaseNotApplicable(msg)
     await harness.make_writes_rejected()
+    item = ctx.item()
     try:
-        returned = await ctx.store.store(ctx.item())
-    except MemoryAdapterError:
+        returned = await ctx.store.store(item)
+    except MemoryAdapterError as refusal:
+        # Reads still work: only writes are refused.
+        await ctx.refused_stores_nothing(item, refusal, "a write the service refuses")
         return None
     except Exception as exc:
         msg = f"a refused write raised {type(exc).__name__}: {exc}, not MemoryAdapterError"

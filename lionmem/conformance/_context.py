@@ -153,12 +153,25 @@ class CaseContext:
         """
         try:
             await self.write(item)
-        except MemoryAdapterError:
+        except MemoryAdapterError as refusal:
+            await self.refused_stores_nothing(item, refusal, what)
             return False
         except Exception as exc:
             msg = f"store() of {what} raised {type(exc).__name__}: {exc}"
             raise CaseFailed(msg) from exc
         return True
+
+    async def refused_stores_nothing(
+        self, item: MemoryItem, refusal: MemoryAdapterError, what: str
+    ) -> None:
+        """Fail when ``item``, whose store() raised ``refusal``, is retrievable all the same."""
+        if await self.retrieve(item.id) is not None:
+            msg = (
+                f"store() of {what} raised {type(refusal).__name__} ({refusal}), but retrieve() "
+                "returns the item; ADR-0093 D3: a write is checked before any remote write, and "
+                "one refused stores nothing"
+            )
+            raise CaseFailed(msg) from refusal
 
     async def store_items(self, *items: MemoryItem) -> None:
         """Store each item in order, then make the search index visible."""

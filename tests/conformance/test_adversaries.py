@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 import pytest
@@ -297,6 +298,90 @@ class _HitsDropSource(FakeMemoryAdapter):
         ]
 
 
+class _FirstFilterKeyOnly(FakeMemoryAdapter):
+    """Applies only the first key of a filter (a service that takes one condition)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.filters and len(query.filters) > 1:
+            first = dict([next(iter(query.filters.items()))])
+            query = query.model_copy(update={"filters": first})
+        return await super().search(query)
+
+
+class _LooseStringFilters(FakeMemoryAdapter):
+    """Compares string filter values without case, surrounding spaces or Unicode form."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if not query.filters:
+            return await super().search(query)
+        wanted = {key: _loose(value) for key, value in query.filters.items()}
+        every = await super().search(query.model_copy(update={"filters": None, "limit": 10**6}))
+        hits = [
+            hit
+            for hit in every
+            if all(_loose(hit.metadata.get(key)) == value for key, value in wanted.items())
+        ]
+        return hits[: query.limit]
+
+
+def _loose(value: Any) -> Any:
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value).strip().casefold()
+    return value
+
+
+class _LimitUnderTen(FakeMemoryAdapter):
+    """Honours a limit below 10 only; a larger one returns every hit."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.limit >= 10:
+            query = query.model_copy(update={"limit": 10**6})
+        return await super().search(query)
+
+
+class _WritesThenRefuses(FakeMemoryAdapter):
+    """Writes a string content NFC-normalised, then raises as if it had refused it."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if (
+            isinstance(item.content, str)
+            and unicodedata.normalize("NFC", item.content) != item.content
+        ):
+            await super().store(
+                item.model_copy(update={"content": unicodedata.normalize("NFC", item.content)})
+            )
+            msg = "content is not in NFC"
+            raise MemoryAdapterError(msg)
+        return await super().store(item)
+
+
+class _SearchIndexQuota(FakeMemoryAdapter):
+    """Search sees only the first 40 records the service took; retrieve sees them all."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        indexed = {UUID(native) for native in list(self._service.records)[:40]}
+        return [hit for hit in await super().search(query) if hit.id in indexed]
+
+
+class _LiveRetrieve(FakeMemoryAdapter):
+    """Hands out, from retrieve(), the same object for an id each time."""
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        kept = self.__dict__.setdefault("kept", {})
+        if item_id not in kept:
+            kept[item_id] = await super().retrieve(item_id)
+        return cast("MemoryItem | None", kept[item_id])
+
+
+class _OneTagOnly(FakeMemoryAdapter):
+    """Drops the tags of a query holding more than one."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.tags and len(query.tags) > 1:
+            query = query.model_copy(update={"tags": []})
+        return await super().search(query)
+
+
 class _Harness(FakeHarness):
     """The fake's harness making stores of ``adapter`` (a manifest update or behaviour optional)."""
 
@@ -490,6 +575,42 @@ ADVERSARIES = (
         "carried tags ['memory']",
     ),
     Adversary(
+        "first-filter-key-only",
+        partial(_Harness, _FirstFilterKeyOnly, search_semantics=BACKEND),
+        "supported_filter_selects",
+        "search(filters={'lang': 'both', 'topic': 'both'}) returned an item matching only 'lang'",
+    ),
+    Adversary(
+        "limit-under-ten",
+        partial(_Harness, _LimitUnderTen, search_semantics=BACKEND),
+        "limit_positive",
+        "search(text='probe', limit=12) over 25 matching stored items returned 25 hits",
+    ),
+    Adversary(
+        "writes-then-refuses",
+        partial(_Harness, _WritesThenRefuses),
+        "retrieve_anchors",
+        "raised MemoryAdapterError (content is not in NFC), but retrieve() returns the item",
+    ),
+    Adversary(
+        "search-index-quota",
+        partial(_Harness, _SearchIndexQuota),
+        "empty_query_first_page",
+        "search(tags=['t-write-150']) did not return write 150 of 300",
+    ),
+    Adversary(
+        "live-retrieve",
+        partial(_Harness, _LiveRetrieve),
+        "retrieve_anchors",
+        "the store handed out the object it keeps",
+    ),
+    Adversary(
+        "one-tag-only",
+        partial(_Harness, _OneTagOnly, search_semantics=BACKEND),
+        "tag_search_selects",
+        "search(tags=['t-alpha', 't-beta']) returned an item tagged only 't-gamma'",
+    ),
+    Adversary(
         "cancelled-on-outage",
         partial(_Harness, _CancelledOnOutage),
         "transport_outage",
@@ -608,6 +729,17 @@ def test_a_harness_connecting_in_make_store_is_named_in_the_outage_case() -> Non
     )
 
 
+def test_string_filters_compared_loosely_fail_the_reference_profile() -> None:
+    """A reference claim whose filters compare strings without case, spaces or Unicode form
+    fails the profile on a filter value that only looks like the stored one."""
+    harness = _Harness(_LooseStringFilters)
+    result = _report(harness, "reference_search_profile", examples=40).result(
+        "reference_search_profile"
+    )
+    assert result.status == "failed", result
+    assert "search({'filters': {'lang'" in (result.reason or ""), result
+
+
 def test_many_supported_filter_keys_pass() -> None:
     """With 20 supported filter keys, a None filter still sees every item the case stored."""
     keys = frozenset(f"k{n:02d}" for n in range(20))
@@ -619,7 +751,8 @@ def test_many_supported_filter_keys_pass() -> None:
         "passed",
         "; ".join(
             f"'{key}'={value!r}" for key in sorted(keys) for value in ("match", 7, True, None)
-        ),
+        )
+        + "; 'k00' and 'k01' together",
     )
 
 
