@@ -6,6 +6,8 @@ import asyncio
 import inspect
 from collections.abc import Iterable
 
+from pydantic import ValidationError
+
 from lionmem.conformance._cases import CASES, case_named
 from lionmem.conformance._context import (
     Case,
@@ -52,6 +54,10 @@ _OPTIONAL = ("make_writes_rejected", "make_responses_malformed", "make_foreign_r
 
 def check_harness(harness: object) -> None:
     """Raise ``TypeError`` naming what ``harness`` lacks to be a harness the suite can run."""
+    if isinstance(harness, type):  # a class has the methods, unbound
+        name = harness.__qualname__
+        msg = f"the harness must be an instance, got the class {name}; call it first, e.g. {name}()"
+        raise TypeError(msg)
     if not isinstance(harness, MemoryAdapterHarness):
         missing = [name for name in _REQUIRED if not hasattr(harness, name)]
         msg = f"{type(harness).__name__} is not a MemoryAdapterHarness (missing: {', '.join(missing)})"
@@ -168,10 +174,21 @@ async def close_harness(harness: MemoryAdapterHarness, timeout: float | None) ->
     return None
 
 
+def _valid(manifest: MemoryAdapterManifest | None) -> MemoryAdapterManifest | None:
+    """``manifest``, or ``None`` when it does not validate (built with ``model_construct``,
+    say): the report holds only a valid one, and ``manifest_valid_and_stable`` says why."""
+    if manifest is None:
+        return None
+    try:
+        return MemoryAdapterManifest.model_validate(manifest.model_dump())
+    except ValidationError:
+        return None
+
+
 def _select(cases: Iterable[str] | None) -> tuple[Case, ...]:
     if cases is None:
         return CASES
-    return tuple(case_named(name) for name in cases)
+    return tuple(case_named(name) for name in dict.fromkeys(cases))  # each once, in given order
 
 
 async def run(
@@ -211,9 +228,10 @@ async def run(
         ]
     finally:
         close_failure = await close_harness(harness, timeout)
+    reported = _valid(manifest)
     return ConformanceReport(
-        adapter=manifest.adapter if manifest is not None else None,
-        manifest=manifest,
+        adapter=reported.adapter if reported is not None else None,
+        manifest=reported,
         seed=seed,
         examples=examples,
         results=tuple(results),

@@ -13,6 +13,8 @@ import re
 from typing import Any
 from uuid import UUID
 
+import pytest
+
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.conformance import ConformanceReport, run
 from lionmem.conformance import _cases as cases
@@ -165,3 +167,33 @@ def test_backend_defined_search_without_repeats_passes() -> None:
     harness = _AdapterHarness(FakeMemoryAdapter, search_semantics="backend-defined")
     report = _report(harness, "search_returns_memory_items")
     assert report.result("search_returns_memory_items").status == "passed"
+
+
+def test_a_manifest_that_does_not_validate_fails_its_case_and_is_left_out_of_the_report() -> None:
+    """A manifest built without validation that breaks a coherence rule fails
+    manifest_valid_and_stable, and the report (which holds only a valid manifest) is made."""
+    incoherent = declared_manifest().model_copy(
+        update={"dropped_item_fields": frozenset({"created_at"})}
+    )
+    report = _report(FakeHarness(manifest=incoherent), "manifest_valid_and_stable", "protocols")
+    result = report.result("manifest_valid_and_stable")
+    assert result.status == "failed"
+    assert (result.reason or "").startswith(
+        "the manifest does not validate (built with model_construct?): "
+    )
+    assert "native and dropped item fields must be disjoint" in (result.reason or "")
+    assert (report.ok, report.manifest, report.adapter) == (False, None, None)
+    assert report.result("protocols").status == "passed"
+
+
+def test_a_harness_class_is_refused_and_a_case_named_twice_runs_once() -> None:
+    """run() of the harness class (not an instance) says to call it; a case named twice is run
+    and reported once."""
+    with pytest.raises(TypeError) as refused:
+        asyncio.run(run(FakeHarness))  # type: ignore[arg-type]  # the class, on purpose
+    assert str(refused.value) == (
+        "the harness must be an instance, got the class FakeHarness; call it first, "
+        "e.g. FakeHarness()"
+    )
+    report = _report(FakeHarness(), "protocols", "protocols")
+    assert [result.case for result in report.results] == ["protocols"]
