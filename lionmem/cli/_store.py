@@ -74,16 +74,19 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 def store_target(db: str | None) -> str:
     """Return the store target: ``db`` if given, else ``$LIONMEM_DB``, else ``memory.db``.
 
-    An empty ``db`` is refused (``--db "$UNSET"``) rather than taken for no ``--db``."""
+    An empty ``db`` is refused (``--db "$UNSET"``) rather than taken for no ``--db``, and so is
+    a ``db`` or ``$LIONMEM_DB`` of blanks only (a file of that name is surely not meant)."""
     if db == "":
         msg = (
             f"--db is empty: give a SQLite file or a postgresql:// address (without --db the "
             f"store is ${ENV_DB}, else {DEFAULT_DB})"
         )
         raise StoreSelectionError(msg)
-    if db is not None:
-        return db
-    return os.environ.get(ENV_DB) or DEFAULT_DB
+    target = db if db is not None else os.environ.get(ENV_DB) or DEFAULT_DB
+    if not target.strip():
+        msg = f"{target_source(db)} is blank ({target!r}): give a SQLite file or a postgresql:// address"
+        raise StoreSelectionError(msg)
+    return target
 
 
 def target_source(db: str | None) -> str:

@@ -70,6 +70,20 @@ def test_a_refused_target_is_named_where_it_came_from(tmp_path: Path) -> None:
     )
 
 
+def test_a_blank_target_is_refused(tmp_path: Path) -> None:
+    """A --db or $LIONMEM_DB of blanks only is refused, naming where it came from; no file named
+    by blanks is made."""
+    given = lionmem("add", "x", "--db", "\t", cwd=tmp_path)
+    assert one_line_error(given, "") == (
+        "lionmem add: --db is blank ('\\t'): give a SQLite file or a postgresql:// address"
+    )
+    from_env = lionmem("add", "x", cwd=tmp_path, env=clean_env(LIONMEM_DB=" \n"))
+    assert one_line_error(from_env, "") == (
+        "lionmem add: $LIONMEM_DB is blank (' \\n'): give a SQLite file or a postgresql:// address"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_db_in_a_missing_directory(tmp_path: Path) -> None:
     """``add --db missing/dir/x.db`` names the missing directory."""
     result = lionmem("add", "x", "--db", "no/such/x.db", cwd=tmp_path)
