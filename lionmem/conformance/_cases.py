@@ -334,6 +334,8 @@ async def _retrieve_structured_content(ctx: CaseContext) -> str | None:
                 f"{mismatch(got.content, content)}; ADR-0093 D3: content is an anchor, so {_CANNOT_KEEP}"
             )
             raise CaseFailed(msg)
+    if accepted == len(shapes):
+        return f"all {accepted} content shapes accepted"
     return f"{accepted} of {len(shapes)} content shapes accepted, the rest refused"
 
 

@@ -10,6 +10,7 @@ Each honest refuser is the fake with one value range it cannot hold, refused wit
 from __future__ import annotations
 
 import asyncio
+import re
 import struct
 import unicodedata
 from collections.abc import Callable
@@ -708,6 +709,19 @@ def test_honest_refuser_passes(name: str) -> None:
     """A store refusing values it cannot hold, with MemoryAdapterError, fails no case."""
     report = _report(REFUSERS[name](), examples=20)
     assert [(result.case, result.reason) for result in report.failed] == []
+
+
+def test_the_content_case_says_how_many_shapes_were_refused() -> None:
+    """The pass says every content shape was accepted, or how many of them and that the rest
+    were refused."""
+    case = "retrieve_structured_content"
+    honest = _report(_Harness(FakeMemoryAdapter), case).result(case)
+    text_only = _report(REFUSERS["text-only"](), case).result(case)
+    assert (honest.status, honest.reason) == ("passed", "all 26 content shapes accepted")
+    assert text_only.status == "passed"
+    assert re.fullmatch(
+        r"\d of 26 content shapes accepted, the rest refused", text_only.reason or ""
+    )
 
 
 def test_hits_losing_metadata_that_cannot_be_refused_are_not_told_to_refuse() -> None:
