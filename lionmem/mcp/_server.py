@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from lionmem.errors import UnknownToolError
 from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_server_limits
-from lionmem.mcp._tools import _PROBLEM_CHARS, MemoryTools, _cut
+from lionmem.mcp._tools import _PROBLEM_CHARS, MemoryTools, _cut, _pydantic_problems
 from lionmem.protocol import MemoryStore
 
 __all__ = ["create_server"]
@@ -47,11 +47,7 @@ async def _params_named(ctx: ServerRequestContext[Any], call_next: CallNext) -> 
     try:
         return await call_next(ctx)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
-            for error in exc.errors(include_url=False, include_input=False)
-        )
-        message = f"Invalid request parameters: {_cut(problems, _PROBLEM_CHARS)}"
+        message = f"Invalid request parameters: {_pydantic_problems(exc)}"
         raise MCPError(code=types.INVALID_PARAMS, message=message) from None
 
 
