@@ -2,11 +2,12 @@
 
 Semantics follow lionagi 0.36.0's ``Pile`` as the memory seam observes it (SEMANTICS.md §5.5):
 the order is the order of first insertion, ``include`` creates or replaces by id and a
-replacement keeps its position, and the item-type check accepts subclasses. Writers
-(``include``, ``exclude``) hold a lock; readers take none: ``include`` appends the item before
-publishing its index, and ``exclude`` swaps in new containers, so a reader on any thread sees a
-consistent state. Iteration walks the items present when it started (a prefix of the insertion
-order); an item replaced meanwhile is seen as either its old or its new object.
+replacement keeps its position, and the item-type check accepts subclasses. The items live in
+an insertion-ordered dict by id; reads by position and iteration use a list of them, extended by
+``include`` and made again, once, after a replacement or a removal. Writers (``include``,
+``exclude``) hold a lock; readers take it only to make that list. Iteration walks the items
+present when it started (a prefix of the insertion order); an item replaced or removed meanwhile
+is seen as it was.
 """
 
 from __future__ import annotations
@@ -50,9 +51,7 @@ class Pile(Generic[T]):
     list; ``in`` looks for ids only.
     """
 
-    __slots__ = ("_item_type", "_lock", "_state")
-
-    _state: tuple[dict[UUID, int], list[T]]
+    __slots__ = ("_item_type", "_items", "_lock", "_values")
 
     def __init__(
         self,
@@ -62,7 +61,10 @@ class Pile(Generic[T]):
     ) -> None:
         self._item_type: tuple[type[T], ...] = _item_types(item_type)
         self._lock = threading.Lock()
-        self._state = ({}, [])
+        self._items: dict[UUID, T] = {}
+        # The items in order, for positions and iteration: only appended to once published,
+        # else replaced (by None, made again on the next read).
+        self._values: list[T] | None = []
         if isinstance(items, str | bytes | dict):
             msg = f"Pile() takes an iterable of items, got {type(items).__name__}"
             raise TypeError(msg)
@@ -86,15 +88,22 @@ class Pile(Generic[T]):
     def _put(self, item: T) -> None:
         key = item.id
         with self._lock:
-            index, values = self._state
-            position = index.get(key)
-            if position is None:
-                # Append before publishing the index: a lock-free reader never sees an index
-                # that points past the end of the list.
-                values.append(item)
-                index[key] = len(values) - 1
-            else:
-                values[position] = item
+            replaced = key in self._items
+            self._items[key] = item  # a replacement keeps its position
+            if replaced:
+                self._values = None
+            elif self._values is not None:
+                self._values.append(item)
+
+    def _ordered(self) -> list[T]:
+        """The items in order; a reader that got this list may keep it (it is only appended to)."""
+        values = self._values
+        if values is None:
+            with self._lock:
+                values = self._values
+                if values is None:
+                    values = self._values = list(self._items.values())
+        return values
 
     def include(self, item: T) -> None:
         """Add ``item`` at the end, or replace the item with its id in place (TypeError if the type is wrong)."""
@@ -107,15 +116,10 @@ class Pile(Generic[T]):
         if wanted is None:
             return None
         with self._lock:
-            index, values = self._state
-            position = index.get(wanted)
-            if position is None:
+            removed = self._items.pop(wanted, None)
+            if removed is None:
                 return None
-            removed = values[position]
-            # Copy on removal (rare) so that readers and iterations in progress keep a
-            # consistent view of the containers they hold.
-            kept = values[:position] + values[position + 1 :]
-            self._state = ({item.id: i for i, item in enumerate(kept)}, kept)
+            self._values = None
         return removed
 
     @overload
@@ -127,16 +131,10 @@ class Pile(Generic[T]):
     def get(self, key: object, default: Any = None) -> Any:
         """Return the item with this key (or at this position), or ``default`` when there is none."""
         if type(key) is int:
-            values = self._state[1]
+            values = self._ordered()
             return values[key] if -len(values) <= key < len(values) else default
         wanted = key_of(key)
-        if wanted is None:
-            return default
-        index, values = self._state
-        position = index.get(wanted)
-        if position is None:
-            return default
-        return values[position]
+        return default if wanted is None else self._items.get(wanted, default)
 
     @overload
     def __getitem__(self, key: slice) -> list[T]: ...
@@ -150,41 +148,41 @@ class Pile(Generic[T]):
         An ``int`` (not a ``bool``) is a position, as in a list (``IndexError`` when out of
         range), and a slice gives a list of the items in it.
         """
-        index, values = self._state
         if isinstance(key, slice):
-            return values[key]
+            return self._ordered()[key]
         if type(key) is int:
+            values = self._ordered()
             if not -len(values) <= key < len(values):
                 msg = f"no item at position {key}: the pile holds {len(values)}"
                 raise IndexError(msg)
             return values[key]
         wanted = key_of(key)
-        position = None if wanted is None else index.get(wanted)
-        if position is None:
+        item = None if wanted is None else self._items.get(wanted)
+        if item is None:
             raise KeyError(key)
-        return values[position]
+        return item
 
     def __contains__(self, key: object) -> bool:
         """Tell whether an item with this key (an Element's id, a UUID or a UUID string) is held."""
         wanted = key_of(key)
-        return wanted is not None and wanted in self._state[0]
+        return wanted is not None and wanted in self._items
 
     def __len__(self) -> int:
         """Return the number of items."""
-        return len(self._state[1])
+        return len(self._items)
 
     def __iter__(self) -> Iterator[T]:
         """Iterate over the items present now, in first-insertion order, without copying them."""
-        values = self._state[1]
+        values = self._ordered()
         return islice(values, len(values))
 
     def keys(self) -> list[UUID]:
         """Return the ids, in order."""
-        return [item.id for item in self._state[1]]
+        return [item.id for item in self._ordered()]
 
     def values(self) -> list[T]:
         """Return the items, in order, as a new list."""
-        return list(self._state[1])
+        return list(self._ordered())
 
     def __repr__(self) -> str:
         return f"Pile({self.values()!r}, item_type={self._item_type!r})"
@@ -196,7 +194,8 @@ class Pile(Generic[T]):
         values, item_type = state
         self._item_type = item_type
         self._lock = threading.Lock()
-        self._state = ({item.id: i for i, item in enumerate(values)}, list(values))
+        self._items = {item.id: item for item in values}
+        self._values = None
 
     @classmethod
     def __get_pydantic_core_schema__(

@@ -309,6 +309,79 @@ def test_threads_including_lose_nothing() -> None:
     assert all(pile[i.id] is i for batch in batches for i in batch)
 
 
+def test_iteration_is_unaffected_by_replacement() -> None:
+    """An item replaced during an iteration is yielded as it was when the iteration started."""
+    a, b = items(2)
+    pile = Pile([a, b], item_type=MemoryItem)
+    newer = MemoryItem(id=b.id, content="newer")
+    seen = []
+    for item in pile:
+        seen.append(item)
+        pile.include(newer)
+    assert [item is old for item, old in zip(seen, [a, b], strict=True)] == [True, True]
+    assert pile[1] is newer
+
+
+def test_positions_follow_removals_and_replacements() -> None:
+    """After removals and replacements in any order, positions, keys and iteration agree with a
+    list kept the same way."""
+    batch = items(40)
+    pile = Pile(batch, item_type=MemoryItem)
+    model = list(batch)
+    for step, victim in enumerate(batch[::3]):
+        assert pile.exclude(victim) is victim
+        model.remove(victim)
+        replacement = MemoryItem(id=model[step % len(model)].id, content=f"r{step}")
+        pile.include(replacement)
+        model[step % len(model)] = replacement
+        assert [pile[i] for i in range(len(pile))] == model
+        assert pile.keys() == [item.id for item in model]
+        assert all(pile[item.id] is item for item in model)
+        assert list(pile) == model
+        assert len(pile) == len(model)
+
+
+def test_readers_see_consistent_piles_while_others_write() -> None:
+    """Threads reading positions, ids and iterations while others include, replace and exclude:
+    the items included first and never removed stay at their positions, each as its old or new
+    object, and every iteration yields them in order with no id twice."""
+    anchors = items(50)
+    pile = Pile(anchors, item_type=MemoryItem)
+    ids = [item.id for item in anchors]
+    stop = threading.Event()
+    problems: list[str] = []
+
+    def write() -> None:
+        step = 0
+        while not stop.is_set():
+            extra = MemoryItem(content=step)
+            pile.include(extra)
+            pile.include(MemoryItem(id=ids[step % len(ids)], content=step))
+            pile.exclude(extra)
+            step += 1
+
+    def read() -> None:
+        while not stop.is_set():
+            walked = [item.id for item in pile]
+            if walked[: len(ids)] != ids or len(set(walked)) != len(walked):
+                problems.append(f"iteration: {walked[:3]}...")
+            position = len(problems) % len(ids)
+            if pile[position].id != ids[position] or pile.get(ids[position]) is None:
+                problems.append(f"position {position}")
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    threads += [threading.Thread(target=read) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    stop.wait(1.0)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert problems == []
+    assert pile.keys() == ids
+
+
 # ---------------------------------------------------------------- as a pydantic field
 
 
