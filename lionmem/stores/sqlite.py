@@ -720,6 +720,8 @@ class SQLiteMemoryStore:
         except WorkerStopped:
             await self._worker.ended()  # closed, or closing in another call: wait until it is
             return
+        except WorkerReentered:
+            raise self._reentered() from None
         await future
 
     async def __aenter__(self) -> Self:

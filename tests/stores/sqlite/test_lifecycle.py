@@ -9,11 +9,11 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -330,16 +330,23 @@ async def test_a_stop_iteration_raised_in_the_worker_is_a_runtime_error(tmp_path
         assert await store.count() == 1
 
 
-async def test_the_store_used_by_its_own_streams_items_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("call", ["count", "open", "close", "delete"])
+async def test_the_store_used_by_its_own_streams_items_says_so(tmp_path: Path, call: str) -> None:
     """The items of store_stream, read in the store's worker thread, that call the store get an
     error saying so, which the stream raises as their own (rolled back), instead of a call that
     waits for itself forever; the store can then be closed."""
     store = SQLiteMemoryStore(tmp_path / "m.db")
     await store.open()
+    calls: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
+        "count": store.count,
+        "open": store.open,
+        "close": store.close,
+        "delete": lambda: store.delete(uuid4()),
+    }
 
     def items() -> Iterator[MemoryItem]:
         yield MemoryItem(content="a")
-        asyncio.run(store.count())
+        asyncio.run(calls[call]())
         yield MemoryItem(content="b")
 
     with pytest.raises(MemoryAdapterError, match="was called from its own worker thread"):
