@@ -124,6 +124,7 @@ _PAGE = 256
 _BUDGET_SECONDS = 0.002
 _BUDGET_STEPS = 1000
 _BUDGET_CHARS = 32_768
+_BUDGET_BYTES = 4 * _BUDGET_CHARS  # the longest value the reader loads: the UTF-8 of as many
 _MISSED = object()
 _NO_FILE = (-1, -1)
 _STORE = "SQLiteMemoryStore"
@@ -416,6 +417,9 @@ class SQLiteMemoryStore:
         # No busy timeout: a read that meets a lock goes to the worker instead of waiting.
         reader = _unwaiting(self._file, _Reader, "PRAGMA query_only = 1")
         reader.set_progress_handler(reader.over_budget, _BUDGET_STEPS)
+        # Reading one value is one step, however long: a longer one, even in a row the read
+        # then skips, fails the read (SQLITE_TOOBIG) before it is loaded, and the worker runs it.
+        reader.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _BUDGET_BYTES)
         return reader
 
     def _open_direct(self) -> sqlite3.Connection:

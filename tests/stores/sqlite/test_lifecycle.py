@@ -575,6 +575,23 @@ async def test_a_long_row_is_decoded_by_the_worker(
     ]
 
 
+async def test_a_read_meeting_a_long_value_goes_to_the_worker_before_loading_it(
+    store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking one stored value is one step for SQLite, however long it is: a read that meets a
+    value past the reader's length (4 bytes a character of the budget), even in a row it then
+    skips, is stopped before loading it and answered by the worker."""
+    long = "y" * 200_000
+    await fill(store, *(MemoryItem(content=long) for _ in range(3)), MemoryItem(content="a zz"))
+    with decoding_threads(monkeypatch) as decoded:
+        assert await contents(store, MemoryQuery(text="zz")) == ["a zz"]
+    assert decoded == [(False, "a zz")]
+    (short,) = await store.search(MemoryQuery(text="zz"))
+    with decoding_threads(monkeypatch) as decoded:
+        assert await store.retrieve(short.id) == short
+    assert decoded == [(True, "a zz")]  # a read that meets no long value stays here
+
+
 async def test_a_read_while_another_thread_reads_goes_to_the_worker(
     store: SQLiteMemoryStore,
 ) -> None:
