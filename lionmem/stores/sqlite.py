@@ -313,8 +313,9 @@ class SQLiteMemoryStore:
             raise ValueError(msg)
         self._path = _checked_path(path)
         # The file every connection opens, fixed now: a relative path read later (each reader
-        # thread connects on its first read) would name another file after os.chdir().
-        self._file = self._path if self._path == ":memory:" else os.path.abspath(self._path)
+        # thread connects on its first read) would name another file after os.chdir(). Joined,
+        # not normalised: ".." after a symbolic link leads where the system's open leads.
+        self._file = self._path if self._path == ":memory:" else _absolute(self._path)
         self._synchronous = synchronous
         self._busy_timeout = float(busy_timeout)
         self._connections = _Connections()
@@ -405,6 +406,17 @@ class SQLiteMemoryStore:
                     if opened is not None:
                         opened.close()
                 raise
+        if self._moved() is not None:
+            # The path led elsewhere once the writer had opened it: the other connections may
+            # hold another file, where reads would disagree with the worker's.
+            for opened in (direct, reader, conn):
+                if opened is not None:
+                    opened.close()
+            msg = (
+                f"{self!r}: the database file was deleted, moved or replaced while the store "
+                "opened it; nothing was read or written: try again once the file stays in place"
+            )
+            raise MemoryAdapterUnavailable(msg)
         with self._connections.reader_lock:
             self._connections.reader = reader
         with self._connections.direct_lock:
@@ -887,6 +899,11 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError as exc:
         return _NO_FILE if exc.errno == errno.ELOOP else None
     return (found.st_dev, found.st_ino)
+
+
+def _absolute(path: str) -> str:
+    """``path`` from the working directory, its ``..`` and symbolic links left to the system."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
 def _unwaiting(path: str, factory: type[_C], *pragmas: str) -> _C:

@@ -309,9 +309,29 @@ async def test_a_relative_path_is_taken_from_the_working_directory_at_constructi
     assert [row[0] for row in raw(made / "m.db", "SELECT id FROM items")] == [str(item.id)]
 
 
+async def test_a_parent_step_after_a_symbolic_link_leads_where_the_system_leads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``link/../m.db`` with ``link`` pointing into another directory names the file beside
+    the link's target, as ``open()`` and the ``sqlite3`` command read it, not one beside the link."""
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "sub")
+    item = MemoryItem(content="kept")
+    monkeypatch.chdir(tmp_path)
+    for path in ("link/../m.db", str(tmp_path / "link" / ".." / "m.db")):
+        async with SQLiteMemoryStore(path) as store:
+            await store.store(item)
+            assert await store.search(MemoryQuery(limit=10)) == [item]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+        assert [row[0] for row in raw(tmp_path / "real" / "m.db", "SELECT id FROM items")] == [
+            str(item.id)
+        ]
+
+
 # ---------------------------------------------------------------- the file moved away
 
 MOVED = "the database file was deleted, moved or replaced since the store opened it"
+OPENING = "the database file was deleted, moved or replaced while the store opened it"
 
 
 def delete_files(path: Path) -> None:
@@ -376,7 +396,7 @@ async def test_a_file_moved_while_the_store_opens_it_takes_no_write(
 ) -> None:
     """The file the writer opened is the one checked, whenever the path changes after: deleted
     before the store's other connections open the path, the open fails (they never make a new
-    file there); replaced, the open succeeds and every write is refused."""
+    file there); replaced, the open fails too, naming why (reads would disagree)."""
     path = tmp_path / "m.db"
     await make(path)
     read_mark = _sqlite_schema.indexed_upto
@@ -389,8 +409,36 @@ async def test_a_file_moved_while_the_store_opens_it_takes_no_write(
     with pytest.raises(MemoryAdapterUnavailable) as raised:
         async with SQLiteMemoryStore(path) as store:
             await store.store(MemoryItem(content="lost"))
-    expected = "unable to open database file" if move is delete_files else MOVED
+    expected = "unable to open database file" if move is delete_files else OPENING
     assert expected in str(raised.value)
+
+
+async def test_a_file_replaced_while_the_store_opens_it_is_not_read_in_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replaced after the writer opened the old file and before the reader opened the path,
+    the open fails rather than read two files (the worker the old, the caller's thread the new);
+    the next call opens the file then at the path, and every read agrees."""
+    path = tmp_path / "m.db"
+    await make(path, MemoryItem(content="old"))
+    newer = MemoryItem(content="new")
+    await make(tmp_path / "new.db", newer)
+    read_mark = _sqlite_schema.indexed_upto
+
+    def replaced_first(conn: sqlite3.Connection, where: str) -> int:
+        (tmp_path / "new.db").replace(path)
+        monkeypatch.setattr(sqlite, "indexed_upto", read_mark)
+        return read_mark(conn, where)
+
+    monkeypatch.setattr(sqlite, "indexed_upto", replaced_first)
+    store = SQLiteMemoryStore(path, synchronous="NORMAL")
+    with pytest.raises(MemoryAdapterUnavailable, match=OPENING):
+        await store.open()
+    async with store:
+        found = [await store.count(), await store.search(MemoryQuery(limit=10))]
+        assert found == [1, [newer]]
+        assert [item async for item in store.items()] == [newer]
+        assert await store.retrieve(newer.id) == newer
 
 
 async def test_a_stream_whose_file_moved_while_it_ran_is_not_committed(tmp_path: Path) -> None:
