@@ -142,6 +142,11 @@ class Worker:
             )
 
     @property
+    def here(self) -> bool:
+        """Whether the caller runs in the worker's own thread (in a job)."""
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    @property
     def pid(self) -> int | None:
         """The process that started the thread, or ``None`` while no job was submitted."""
         return self._pid
@@ -223,7 +228,7 @@ class Worker:
 
     def _put(self, entry: _Job, *, last: bool) -> None:
         with self._lock:
-            if self._thread is not None and threading.current_thread() is self._thread:
+            if self.here:
                 raise WorkerReentered(self._name)
             if self._stopped:
                 raise WorkerStopped(self._name)

@@ -695,6 +695,8 @@ class SQLiteMemoryStore:
             connections.reader_lock.release()
 
     async def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._worker.here:  # else answered here or not, as the read's time would decide
+            raise self._reentered()
         result = self._read_here(operation)
         if result is _MISSED:
             return await self._call(operation)

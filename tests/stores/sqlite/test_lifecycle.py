@@ -330,11 +330,12 @@ async def test_a_stop_iteration_raised_in_the_worker_is_a_runtime_error(tmp_path
         assert await store.count() == 1
 
 
-@pytest.mark.parametrize("call", ["count", "open", "close", "delete"])
+@pytest.mark.parametrize("call", ["count", "open", "close", "delete", "search", "retrieve"])
 async def test_the_store_used_by_its_own_streams_items_says_so(tmp_path: Path, call: str) -> None:
     """The items of store_stream, read in the store's worker thread, that call the store get an
     error saying so, which the stream raises as their own (rolled back), instead of a call that
-    waits for itself forever; the store can then be closed."""
+    waits for itself forever (reads too, whether or not the caller-thread reader would have
+    answered in time); the store can then be closed."""
     store = SQLiteMemoryStore(tmp_path / "m.db")
     await store.open()
     calls: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
@@ -342,6 +343,8 @@ async def test_the_store_used_by_its_own_streams_items_says_so(tmp_path: Path, c
         "open": store.open,
         "close": store.close,
         "delete": lambda: store.delete(uuid4()),
+        "search": lambda: store.search(MemoryQuery()),
+        "retrieve": lambda: store.retrieve(uuid4()),
     }
 
     def items() -> Iterator[MemoryItem]:
