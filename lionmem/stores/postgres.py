@@ -89,7 +89,7 @@ _BATCH = 1000
 _MAX_LIMIT = 2**63 - 1
 # PostgreSQL's ceiling of max_connections (asyncpg makes an object per slot of a pool).
 _MAX_CONNECTIONS = 2**18 - 1
-_UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000")
+_UNAVAILABLE_STATES = ("08", "53", "57", "58", "25006", "3D000", "55000", "55P03")
 _RETRY_STATES = ("40001", "40P01")
 _CONFLICT_RETRIES = 5
 _CONFLICT_PAUSE = 0.005  # seconds, times the attempt: the longest random pause before a rerun

@@ -1441,3 +1441,33 @@ async def test_a_write_cancelled_while_it_waits_for_its_turn_is_not_run(
             "UUID",
         ]
         assert [i.content async for i in store.items()] == ["kept", "slow", "after"]
+
+
+@pytest.mark.parametrize("setting", ["lock_timeout", "statement_timeout"])
+async def test_a_lock_wait_ended_by_the_servers_timeout_is_unavailability(
+    postgres_dsn: str, setting: str
+) -> None:
+    """A wait for a lock another session holds, ended by the server's lock_timeout or
+    statement_timeout (set for the pool's connections), is the server being too slow for now:
+    MemoryAdapterUnavailable, as the store's own command_timeout gives, not a refusal."""
+    async with PostgresMemoryStore(postgres_dsn) as store:
+        await store.store(MemoryItem(content="kept"))
+    pool = await asyncpg.create_pool(
+        postgres_dsn, min_size=0, max_size=2, server_settings={**SERVER_SETTINGS, setting: "200"}
+    )
+    holder = await asyncpg.connect(postgres_dsn)
+    try:
+        async with PostgresMemoryStore(pool=pool) as store:
+            async with holder.transaction():
+                await holder.execute("LOCK TABLE lionmem_items IN ACCESS EXCLUSIVE MODE")
+                calls: list[Callable[[], Awaitable[object]]] = [
+                    store.count,
+                    lambda: store.store(MemoryItem(content="waits")),
+                ]
+                for call in calls:
+                    with pytest.raises(MemoryAdapterUnavailable, match="canceling statement"):
+                        await call()
+            assert await store.count() == 1
+    finally:
+        await holder.close()
+        await pool.close()
