@@ -128,6 +128,8 @@ _RETRIEVE = (
 )
 _DELETE = "DELETE FROM lionmem_items WHERE namespace = $1 AND id = $2 RETURNING true"
 _COUNT = "SELECT count(*) FROM lionmem_items WHERE namespace = $1"
+# No row: the server process has ended; else whether it ended within the wait ($2 ms).
+_END_PROCESS = "SELECT pg_terminate_backend(pid, $2) FROM pg_stat_activity WHERE pid = $1"
 _PAGE_SQL = f"{SELECT} WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT $3"
 
 
@@ -312,6 +314,8 @@ class PostgresMemoryStore:
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
+        # Server processes of writes that ran past command_timeout, not confirmed ended yet.
+        self._unended: set[int] = set()
         # Calls under way (made before close(), which waits for them), what close() waits on,
         # and whether close() has taken the pool.
         self._running = 0
@@ -435,6 +439,7 @@ class PostgresMemoryStore:
         operation: Callable[[Any], Awaitable[_T]],
         *,
         retry: bool | Callable[[], bool] = True,
+        write: bool = False,
     ) -> _T:
         """Run ``operation`` on one pooled connection (creating the tables first if needed).
 
@@ -445,9 +450,47 @@ class PostgresMemoryStore:
         restored empty) are created again and the operation runs once more, whatever ``retry``
         says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it
         is, untranslated. ``close()`` waits for it (``_started``).
+
+        A ``write`` that runs past ``command_timeout`` may not even have reached the server
+        process yet, where asyncpg's cancellation cannot stop it: the store closes the
+        connection and ends that process (``_end_write``), so the write cannot take effect
+        after later ones. Until the server confirms that it ended, later writes are refused
+        (``_check_unended``).
         """
         with self._started():
-            return await self._run_call(operation, retry)
+            if write and self._unended:
+                await self._check_unended()
+            return await self._run_call(operation, retry, write=write)
+
+    async def _process_ended(self, pool: Any, pid: int) -> bool:
+        """End the server process ``pid`` (a connection of this store); return whether the
+        server confirmed, within ``ROLLBACK_WAIT``, that it has ended."""
+        try:
+            async with asyncio.timeout(ROLLBACK_WAIT):
+                conn = await pool.acquire()
+                try:
+                    wait_ms = int(ROLLBACK_WAIT * 500)  # the other half: the connection
+                    return await conn.fetchval(_END_PROCESS, pid, wait_ms) is not False
+                finally:
+                    await pool.release(conn)
+        except Exception:
+            return False
+
+    async def _check_unended(self) -> None:
+        """Raise ``MemoryAdapterUnavailable`` while a write that ran past ``command_timeout``
+        may still take effect (its server process has not been seen to end)."""
+        pool = await self._get_pool()
+        for pid in sorted(self._unended):
+            if await self._process_ended(pool, pid):
+                self._unended.discard(pid)
+        if self._unended:
+            msg = (
+                f"PostgreSQL at {self._where()} is unavailable: a write of this store that ran "
+                "past command_timeout may still take effect, and the server has not confirmed "
+                f"that it ended that connection (process {min(self._unended)}); nothing was "
+                "written, so that this store's writes take effect in call order"
+            )
+            raise MemoryAdapterUnavailable(msg)
 
     @contextlib.contextmanager
     def _write_made(self) -> Iterator[None]:
@@ -468,16 +511,22 @@ class PostgresMemoryStore:
             if not self._running and self._ended is not None:
                 self._ended.set()
 
-    async def _run_call(
-        self, operation: Callable[[Any], Awaitable[_T]], retry: bool | Callable[[], bool]
+    async def _run_call(  # noqa: PLR0912 - one loop for every way a pooled call can fail
+        self,
+        operation: Callable[[Any], Awaitable[_T]],
+        retry: bool | Callable[[], bool],
+        *,
+        write: bool,
     ) -> _T:
         pool = await self._get_pool()
         recreated = False
         failures: collections.Counter[str] = collections.Counter()
         while True:
             conn = await self._acquire(pool)
+            process = conn.get_server_pid()  # read now: a failed transaction may close conn
             own: Exception | None = None
             pause: float | None = 0.0
+            released = False
             try:
                 if not self._prepared:
                     if not self._owns_pool:
@@ -505,6 +554,9 @@ class PostgresMemoryStore:
                     pause = _pause_before_rerun(exc, lost=lost, allowed=allowed, failures=failures)
                 if pause is None:
                     error = _translate(exc, self._where(), self._ran_past())
+                    if write and isinstance(exc, TimeoutError):
+                        released = True
+                        await self._end_write(pool, conn, process, error)
                     if error is exc:
                         # The store's own error (a database it refuses, a malformed row) goes
                         # on as it is, with its own cause, if any: it is not its own cause.
@@ -515,11 +567,27 @@ class PostgresMemoryStore:
                 # asyncpg connects again: a server that stopped answering would hold the caller
                 # a whole command_timeout more. Past ROLLBACK_WAIT (or if the connection is
                 # broken) release closes the connection instead, and may re-raise.
-                with contextlib.suppress(Exception):
-                    await pool.release(conn, timeout=ROLLBACK_WAIT)
+                if not released:
+                    with contextlib.suppress(Exception):
+                        await pool.release(conn, timeout=ROLLBACK_WAIT)
             if own is not None:
                 raise own  # outside the handler, so the carrier is not chained to it
             await asyncio.sleep(pause or 0)
+
+    async def _end_write(self, pool: Any, conn: Any, pid: int, error: Exception) -> None:
+        """Close ``conn``, whose write ran past ``command_timeout``, and end its server process
+        ``pid``; unconfirmed, note it on ``error`` and fence this store's later writes."""
+        with contextlib.suppress(Exception):  # closed already (a failed transaction closes it)
+            conn.terminate()
+        with contextlib.suppress(Exception):  # released by its closing, then asyncpg refuses
+            await pool.release(conn)
+        if not await self._process_ended(pool, pid):
+            self._unended.add(pid)
+            error.add_note(
+                f"the server did not confirm that it ended the connection (process {pid}): the "
+                "write may still take effect, and this store's later writes are refused until "
+                "the server confirms it"
+            )
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -715,7 +783,7 @@ class PostgresMemoryStore:
         with self._started():  # checked above; it may wait behind other writes
             async with self._writes.turn():
                 try:
-                    stored = await self._call(write, retry=lambda: not reading)
+                    stored = await self._call(write, retry=lambda: not reading, write=True)
                 except Exception as exc:
                     if exc is not own:
                         raise
@@ -729,14 +797,14 @@ class PostgresMemoryStore:
         """Upsert ``rows`` in one transaction (one statement for up to ``_BATCH`` rows)."""
         ns = self._ns
         if len(rows) == 1:
-            await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]))
+            await self._call(lambda conn: conn.execute(_UPSERT, ns, *rows[0]), write=True)
             return
         unique = _unique(rows)
         columns = [
             _columns(unique[start : start + _BATCH]) for start in range(0, len(unique), _BATCH)
         ]
         if len(columns) == 1:  # one statement is one transaction: no BEGIN and COMMIT round trips
-            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]))
+            await self._call(lambda conn: conn.execute(_UPSERT_MANY, ns, *columns[0]), write=True)
             return
 
         async def write(conn: Any) -> None:
@@ -744,7 +812,7 @@ class PostgresMemoryStore:
                 for column in columns:
                     await conn.execute(_UPSERT_MANY, ns, *column)
 
-        await self._call(write)
+        await self._call(write, write=True)
 
     async def _analyse(self) -> None:
         """``_analyse_if_never`` after a committed bulk load, whose result stands even when
@@ -762,7 +830,9 @@ class PostgresMemoryStore:
             if key is None:
                 return False
             async with self._writes.turn():
-                found = await self._call(lambda conn: conn.fetchval(_DELETE, ns, key), retry=False)
+                found = await self._call(
+                    lambda conn: conn.fetchval(_DELETE, ns, key), retry=False, write=True
+                )
         return found is True
 
     async def count(self) -> int:

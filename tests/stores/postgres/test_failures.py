@@ -106,10 +106,10 @@ async def test_a_server_that_stops_answering_mid_transaction_fails_within_comman
     cluster: Cluster,
 ) -> None:
     """A stream whose server stops answering (SIGSTOP) between two of its statements raises
-    MemoryAdapterUnavailable once the statement ran past command_timeout and the rollback
-    waited ROLLBACK_WAIT (the connection is then closed: a rollback waiting for the server
-    would take command_timeout again). Once the server answers, the same store works, and
-    nothing of the stream was written."""
+    MemoryAdapterUnavailable once the statement ran past command_timeout, the rollback waited
+    ROLLBACK_WAIT (the connection is then closed: a rollback waiting for the server would take
+    command_timeout again) and the end of its server process was waited for as long. Once the
+    server answers, the same store works, and nothing of the stream was written."""
     store = PostgresMemoryStore(cluster.dsn(), connect_timeout=1.0, command_timeout=3.0)
     await store.open()
     stopped: list[int] = []
@@ -124,9 +124,9 @@ async def test_a_server_that_stops_answering_mid_transaction_fails_within_comman
 
     try:
         with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout"):
-            # 3 + 1 s, with a second to spare: a rollback waiting as long as the statement
-            # would take 6 s.
-            await asyncio.wait_for(store.store_stream(items()), 3 + ROLLBACK_WAIT + 1)
+            # 3 + 1 + 1 s, with a second to spare: a rollback waiting as long as the statement
+            # would take 6 s at least.
+            await asyncio.wait_for(store.store_stream(items()), 3 + 2 * ROLLBACK_WAIT + 1)
     finally:
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)
@@ -327,3 +327,58 @@ async def test_a_missing_relation_other_than_the_stores_is_an_error_not_a_rerun(
         with pytest.raises(MemoryAdapterError, match='relation "side" does not exist'):
             await store.store_stream(notes())
         assert await store.count() == 1
+
+
+async def backend_pids(dsn: str) -> list[int]:
+    """The server processes of the store's connections (lionmem names its connections)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'lionmem' "
+            "AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await conn.close()
+    return [row[0] for row in rows]
+
+
+@pytest.mark.parametrize("write", ["store", "delete"])
+async def test_a_write_past_command_timeout_never_takes_effect_after_a_later_write(
+    cluster: Cluster, write: str
+) -> None:
+    """A write whose statement waits, unread, in a server process that stopped answering
+    (SIGSTOP on that process alone) raises once past command_timeout; asyncpg's cancellation
+    cannot reach it there. The store ends that process, and until the server confirms it ended,
+    refuses the store's later writes: the stale statement can never take effect after them,
+    overwriting (or deleting) what a later acknowledged write stored."""
+    dsn = cluster.dsn()
+    store = PostgresMemoryStore(dsn, max_size=1, connect_timeout=2.0, command_timeout=1.0)
+    item = MemoryItem(content="v0")
+    await store.store(item)
+    await store.delete(uuid4())  # the delete statement is prepared, as after any earlier delete
+    (pid,) = await backend_pids(dsn)
+    stale: Callable[[], Awaitable[object]] = {
+        "store": lambda: store.store(MemoryItem(id=item.id, content="stale")),
+        "delete": lambda: store.delete(item.id),
+    }[write]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout") as first:
+            await stale()
+        assert "the write may still take effect" in "\n".join(first.value.__notes__)
+        with pytest.raises(MemoryAdapterUnavailable, match="may still take effect"):
+            await store.store(MemoryItem(id=item.id, content="refused"))
+        assert await store.retrieve(item.id) == item  # reads go on
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    for _ in range(100):  # the process ends as soon as it runs again
+        if pid not in await backend_pids(dsn):
+            break
+        await asyncio.sleep(0.1)
+    later = MemoryItem(id=item.id, content="later")
+    await store.store(later)
+    await asyncio.sleep(0.5)
+    assert [await store.retrieve(item.id), await store.count()] == [later, 1]
+    await store.close()
