@@ -42,6 +42,7 @@ from lionmem.cli._errors import (
     refuse_trailing_slash,
     validation_message,
 )
+from lionmem.cli._lines import MAX_LINE_BYTES, TOO_LONG, Lines, lines_of
 from lionmem.cli._output import (
     ProgressBar,
     descriptor_named,
@@ -109,10 +110,13 @@ class _Reader:
                 raise _Stopped
             self.line += 1
             pending += 1
-            size += len(raw)
+            size += MAX_LINE_BYTES if raw is None else len(raw)
             if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
+            if raw is None:
+                self._bad(TOO_LONG)
+                continue
             # A byte-order mark at the very start of the input is an editor's, not data.
             bom = self.line == 1 and raw.startswith(codecs.BOM_UTF8)
             text = raw[len(codecs.BOM_UTF8) :] if bom else raw
@@ -130,16 +134,25 @@ class _Reader:
         self.done = True
         advance(pending, size)
 
-    def _lines(self) -> Iterator[bytes]:
-        """The stream's lines. A pipe or a terminal is read by a thread of its own, so that an
-        interrupted import stops at once rather than when (or if) the next line arrives."""
+    def _lines(self) -> Iterator[bytes | None]:
+        """The stream's lines (``None`` for one too long to hold). A pipe or a terminal is read
+        by a thread of its own, so that an interrupted import stops at once rather than when
+        (or if) the next line arrives."""
         try:
             regular = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
         except (AttributeError, OSError, ValueError):
             regular = True
-        return iter(self.stream) if regular else self._read_aside()
+        if not regular:
+            return self._read_aside()
 
-    def _read_aside(self) -> Iterator[bytes]:
+        def read(size: int) -> bytes:
+            if self.stopped:  # also within a line too long to keep, read to its end
+                raise _Stopped
+            return self.stream.read(size)
+
+        return lines_of(read)
+
+    def _read_aside(self) -> Iterator[bytes | None]:
         # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
         # os.read hands on whatever has arrived, so a line is validated as soon as it is
         # complete, and its first empty answer is the end (one Ctrl-D on a terminal).
@@ -158,7 +171,7 @@ class _Reader:
                 os.close(source)
 
         start_thread(threading.Thread(target=read, name="lionmem-import-input", daemon=True))
-        carry: list[bytes] = []  # the start of a line whose end has not arrived yet
+        lines = Lines()
         while True:
             try:
                 chunk = chunks.get(timeout=_STOP_POLL)
@@ -167,22 +180,13 @@ class _Reader:
                     raise _Stopped from None
                 continue
             if chunk is None:
-                if carry:
-                    yield b"".join(carry)
+                yield from lines.end()
                 return
             if isinstance(chunk, BaseException):
                 raise chunk
-            end = chunk.find(b"\n")
-            if end < 0:
-                carry.append(chunk)
-                continue
-            carry.append(chunk[: end + 1])
-            yield b"".join(carry)
-            start = end + 1
-            while (end := chunk.find(b"\n", start)) >= 0:
-                yield chunk[start : end + 1]
-                start = end + 1
-            carry = [chunk[start:]] if start < len(chunk) else []
+            if self.stopped:  # also when chunks keep coming with no line ending among them
+                raise _Stopped
+            yield from lines.feed(chunk)
 
     def _bad(self, problem: str) -> None:
         reason = visible(problem)  # a field name from the line may hold control characters

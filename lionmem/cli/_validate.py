@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import codecs
-import io
 import json
 import math
 import re
@@ -37,6 +36,7 @@ from pydantic_core import from_json
 from lionmem._formats import format_checker
 from lionmem._schemas import schema_path, schemas
 from lionmem.cli._errors import OK, PROBLEM, open_file, require_extra
+from lionmem.cli._lines import MAX_LINE_BYTES, TOO_LONG, lines_of
 from lionmem.cli._output import plural, say, visible, visible_json, writable
 from lionmem.cli._schema import resolve_schema_name
 from lionmem.stores._sqlite_codec import MAX_DEPTH
@@ -363,23 +363,32 @@ def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line, bytes)`` of every document in the file, JSON Lines read line by line."""
-    as_lines = path.suffix in _LINES
-    if not as_lines:
-        data = _without_bom(stream.read())
-        if path.suffix == ".json":
-            yield 1, data
+def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """Yield ``(line, bytes)`` of every document in the file, JSON Lines read line by line;
+    ``None`` for a document or line longer than ``MAX_LINE_BYTES`` (not held whole)."""
+    start = b""
+    if path.suffix not in _LINES:
+        start = stream.read(MAX_LINE_BYTES + 1)
+        if len(start) > MAX_LINE_BYTES and path.suffix == ".json":
+            yield 1, None
             return
-        try:
-            json.loads(data, parse_int=_read_int)  # a long integer: not Python's slow parse
-        except (ValueError, RecursionError):  # not one document, or one too deep to parse
-            as_lines = _looks_like_lines(data)
-        if not as_lines:
-            yield 1, data
-            return
-        stream = io.BytesIO(data)
-    for number, line in enumerate(stream, 1):
+        if len(start) <= MAX_LINE_BYTES:  # all of it: one document, or JSON Lines
+            data = _without_bom(start)
+            if path.suffix == ".json":
+                yield 1, data
+                return
+            as_lines = False
+            try:
+                json.loads(data, parse_int=_read_int)  # a long integer: not Python's slow parse
+            except (ValueError, RecursionError):  # not one document, or one too deep to parse
+                as_lines = _looks_like_lines(data)
+            if not as_lines:
+                yield 1, data
+                return
+    for number, line in enumerate(lines_of(stream.read, start), 1):
+        if line is None:
+            yield number, None
+            continue
         text = _without_bom(line) if number == 1 else line  # only the start of the input
         if text.strip():
             # Without its line break, so an error at the end of the line stays on that line.
@@ -458,6 +467,10 @@ def problems(path: Path, stream: BinaryIO, schema: str, report: Report) -> Itera
     name = visible(str(path))  # a name may hold a line break or a terminal's escape
     for line, data in _documents(path, stream):
         report.documents += 1
+        if data is None:
+            report.invalid += 1
+            yield f"{name}:{line}: {TOO_LONG}"
+            continue
         try:
             document = _decoded(data)
             value, odd_numbers, too_long = _loads(document)
