@@ -23,6 +23,7 @@ import json
 import os
 import re
 import select
+import shutil
 import sys
 import unicodedata
 from collections.abc import Iterable
@@ -219,7 +220,18 @@ def _console() -> Any:
     require_extra("rich")
     from rich.console import Console
 
-    return Console(file=STDOUT, highlight=False, soft_wrap=False)
+    console = _sized(Console(file=STDOUT, highlight=False, soft_wrap=False))
+    # Never narrower than an id and its gap: a narrower terminal wraps the lines, showing all.
+    console.width = max(console.width, _ID_WIDTH + _GAP + 1)
+    return console
+
+
+def _sized(console: Any) -> Any:
+    """``console``, given the terminal's width where rich took ``COLUMNS=0`` for a terminal no
+    column wide (it then prints nothing)."""
+    if console.width < 1:
+        console.width = shutil.get_terminal_size().columns
+    return console
 
 
 def write_all(stream: IO[bytes], data: bytes) -> None:
@@ -528,7 +540,7 @@ class ProgressBar:
             TextColumn("{task.percentage:>3.0f}%" if self._total else ""),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=Console(file=sys.stderr),
+            console=_sized(Console(file=sys.stderr)),
             transient=False,
         )
         self._task = self._progress.add_task(self._label, total=self._total, items=0)

@@ -251,6 +251,31 @@ def test_search_on_a_narrow_terminal_keeps_whole_ids(
     assert max(len(line.rstrip()) for line in lines) <= columns
 
 
+def test_search_and_get_with_columns_0_use_the_terminals_width(sample_db: Path) -> None:
+    """``COLUMNS=0`` (which rich takes for a terminal no column wide, printing nothing) is
+    ignored: the table and the fields come out as on the same terminal without it."""
+    env = clean_env(COLUMNS="0")
+    args = ("search", "--limit", "5", "--db", str(sample_db))
+    found = on_terminal(*args, cwd=sample_db.parent, env=env)
+    assert found == on_terminal(*args, cwd=sample_db.parent)
+    assert [line.split()[0] for line in found.stdout.splitlines()[1:6]] == _reference(
+        MemoryQuery(limit=5)
+    )
+    first = _reference(MemoryQuery(limit=1))[0]
+    shown = on_terminal("get", first, "--db", sample_db, cwd=sample_db.parent, env=env)
+    assert (shown.status, shown.stdout.split()[:2]) == (0, ["id", first])
+
+
+def test_search_on_a_terminal_narrower_than_an_id_keeps_whole_ids(sample_db: Path) -> None:
+    """Below an id's width the lines are an id and its gap wide (the terminal wraps them)."""
+    result = on_terminal(
+        "search", "--limit", "5", "--db", sample_db, cwd=sample_db.parent, columns=10
+    )
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines[1:6]] == _reference(MemoryQuery(limit=5))
+    assert max(len(line.rstrip()) for line in lines) <= 36 + 2 + 1
+
+
 def test_search_with_no_result_on_a_terminal_says_0_items(sample_db: Path) -> None:
     """An empty result on a terminal is the line ``0 items``; piped it is no output at all."""
     args = ("search", "--text", "no such text anywhere", "--db", str(sample_db))
