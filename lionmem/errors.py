@@ -61,14 +61,17 @@ class UnrepresentableValueError(MemoryAdapterError, ValueError):
     """A field holds a value that JSON cannot give back exactly; nothing was written.
 
     ``field`` is the dotted path of the offending value (``"content[0]['k']"``) and
-    ``value_type`` the name of its type.
+    ``value_type`` the name of its type (``"dict key of type int"`` for an offending key).
     """
 
     def __init__(self, field: str, value_type: str, reason: str) -> None:
         self.field = field
         self.value_type = value_type
+        # A key's type is given as "dict key of type X": the message then reads "a dict key of
+        # type X", not "a value of type dict key of type X".
+        subject = "a " if value_type.startswith("dict key ") else "a value of type "
         super().__init__(
-            f"MemoryItem.{field}: a value of type {value_type} cannot be stored exactly: {reason}"
+            f"MemoryItem.{field}: {subject}{value_type} cannot be stored exactly: {reason}"
         )
 
     def __reduce__(self) -> tuple[type[UnrepresentableValueError], tuple[str, str, str]]:

@@ -111,3 +111,16 @@ def test_unrepresentable_value_error_names_the_field_and_survives_pickling() -> 
         "set",
         str(error),
     )
+
+
+def test_unrepresentable_key_error_names_it_a_key() -> None:
+    """An offending dict key's message reads as a key's, and pickles back the same."""
+    import pickle
+
+    from lionmem import UnrepresentableValueError
+
+    error = UnrepresentableValueError("content[1]", "dict key of type int", "keys are strings")
+    assert str(error) == (
+        "MemoryItem.content[1]: a dict key of type int cannot be stored exactly: keys are strings"
+    )
+    assert str(pickle.loads(pickle.dumps(error))) == str(error)

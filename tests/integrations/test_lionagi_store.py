@@ -209,7 +209,8 @@ async def assert_refused(
         await store.store(item)
     assert caught.value.field == field
     assert caught.value.value_type == value_type
-    assert str(caught.value).startswith(f"MemoryItem.{field}: a value of type {value_type} ")
+    subject = "a" if value_type.startswith("dict key ") else "a value of type"
+    assert str(caught.value).startswith(f"MemoryItem.{field}: {subject} {value_type} ")
     kept = await store.retrieve(ID)
     assert kept is not None
     assert fields_of(kept) == fields_of(sample())
