@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -373,7 +374,14 @@ def decode_row(row: Sequence[Any]) -> MemoryItem:
     try:
         return decode_item(row[0], row[1], row[2], row[3], row[4])
     except (ValueError, TypeError, ValidationError) as exc:
-        msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
+        if "for integer string conversion" in str(exc):  # CPython's words for its digit limit
+            msg = (
+                f"the stored row of item {row[0]!r} holds an integer of more digits than this "
+                f"process reads (sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()}; "
+                f"PYTHONINTMAXSTRDIGITS raises it): {exc}"
+            )
+        else:
+            msg = f"the stored row of item {row[0]!r} is malformed: {exc}"
         raise MemoryAdapterError(msg) from exc
 
 

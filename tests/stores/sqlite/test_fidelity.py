@@ -15,6 +15,7 @@ from uuid import UUID
 import pytest
 
 from lionmem import MemoryItem
+from lionmem.errors import MemoryAdapterError
 from lionmem.stores.sqlite import SQLiteMemoryStore, UnrepresentableValueError
 from tests.stores.sqlite.support import dump
 
@@ -270,6 +271,27 @@ async def test_int_beyond_the_str_digit_limit_is_refused(store: SQLiteMemoryStor
     with pytest.raises(UnrepresentableValueError) as caught:
         await store.store(MemoryItem(content=[10 ** (digits + 1)]))
     assert caught.value.field == "content"
+
+
+async def test_a_stored_int_longer_than_this_process_reads_is_named_so(
+    store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An int stored by a process that reads 4,300 digits, read where the limit is lower: the
+    error says so, and how to raise it, rather than call the row malformed."""
+    item = MemoryItem(content=[10**4000])
+    await store.store(item)
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        with pytest.raises(MemoryAdapterError) as caught:
+            await store.retrieve(item.id)
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert str(caught.value).startswith(
+        f"the stored row of item {str(item.id)!r} holds an integer of more digits than this "
+        "process reads (sys.get_int_max_str_digits() is 640; PYTHONINTMAXSTRDIGITS raises it): "
+    )
+    assert await store.retrieve(item.id) == item
 
 
 async def test_deepest_allowed_nesting_round_trips(store: SQLiteMemoryStore) -> None:
