@@ -129,7 +129,12 @@ _RETRIEVE = (
 _DELETE = "DELETE FROM lionmem_items WHERE namespace = $1 AND id = $2 RETURNING true"
 _COUNT = "SELECT count(*) FROM lionmem_items WHERE namespace = $1"
 # No row: the server process has ended; else whether it ended within the wait ($2 ms).
-_END_PROCESS = "SELECT pg_terminate_backend(pid, $2) FROM pg_stat_activity WHERE pid = $1"
+# Only a client process of the store's own login role: a pid the system gave to another process
+# since is no other role's session (nor one the store may not end, which would fence it for good).
+_END_PROCESS = (
+    "SELECT pg_terminate_backend(pid, $2) FROM pg_stat_activity "
+    "WHERE pid = $1 AND backend_type = 'client backend' AND usename = session_user"
+)
 _PAGE_SQL = f"{SELECT} WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT $3"
 
 
@@ -141,7 +146,8 @@ def _lost(exc: BaseException) -> bool:
     """Whether ``exc`` says the connection or the server went away (worth a new connection).
 
     Not a statement past command_timeout (a TimeoutError, an OSError since Python 3.11): asyncpg
-    cancels it and the connection stays usable, and running it again would double the wait."""
+    cancels it and a read's connection stays usable (a write's is closed: ``_fence``), and
+    running it again would double the wait."""
     if isinstance(
         exc, TimeoutError | asyncpg.DataError | asyncpg.exceptions.ClientConfigurationError
     ):
@@ -451,11 +457,11 @@ class PostgresMemoryStore:
         says (it wrote nothing). An exception the operation wraps in ``_Own`` is raised as it
         is, untranslated. ``close()`` waits for it (``_started``).
 
-        A ``write`` that runs past ``command_timeout`` may not even have reached the server
-        process yet, where asyncpg's cancellation cannot stop it: the store closes the
-        connection and ends that process (``_end_write``), so the write cannot take effect
-        after later ones. Until the server confirms that it ended, later writes are refused
-        (``_check_unended``).
+        A ``write`` that runs past ``command_timeout``, or whose caller is cancelled, may not
+        even have reached the server process yet, where asyncpg's cancellation cannot stop it:
+        the store closes the connection and ends that process (``_fence``), so the write cannot
+        take effect after later ones. Until the server confirms that it ended, later writes are
+        refused (``_check_unended``).
         """
         with self._started():
             if write and self._unended:
@@ -470,9 +476,14 @@ class PostgresMemoryStore:
                 conn = await pool.acquire()
                 try:
                     wait_ms = int(ROLLBACK_WAIT * 500)  # the other half: the connection
-                    return await conn.fetchval(_END_PROCESS, pid, wait_ms) is not False
-                finally:
-                    await pool.release(conn)
+                    ended = await conn.fetchval(_END_PROCESS, pid, wait_ms) is not False
+                except BaseException:
+                    # Closed, not released: a release would wait for the cancellation of a
+                    # query the server may not answer.
+                    conn.terminate()
+                    raise
+                await pool.release(conn)
+                return ended
         except Exception:
             return False
 
@@ -485,10 +496,11 @@ class PostgresMemoryStore:
                 self._unended.discard(pid)
         if self._unended:
             msg = (
-                f"PostgreSQL at {self._where()} is unavailable: a write of this store that ran "
-                "past command_timeout may still take effect, and the server has not confirmed "
-                f"that it ended that connection (process {min(self._unended)}); nothing was "
-                "written, so that this store's writes take effect in call order"
+                f"PostgreSQL at {self._where()} is unavailable: a write of this store that did "
+                "not finish (past command_timeout, or its caller cancelled) may still take "
+                "effect, and the server has not confirmed that it ended that connection "
+                f"(process {min(self._unended)}); nothing was written, so that this store's "
+                "writes take effect in call order"
             )
             raise MemoryAdapterUnavailable(msg)
 
@@ -536,6 +548,11 @@ class PostgresMemoryStore:
                 return await operation(conn)
             except _Own as carried:
                 own = carried.error
+            except asyncio.CancelledError:
+                if write:  # the statement may still be unread in the server's process
+                    released = True
+                    self._fence(conn, process)
+                raise
             except Exception as exc:
                 if _state(exc) == _NO_TABLE and not recreated and await _tables_gone(conn):
                     # The tables are gone (the database was recreated or restored empty):
@@ -556,17 +573,18 @@ class PostgresMemoryStore:
                     error = _translate(exc, self._where(), self._ran_past())
                     if write and isinstance(exc, TimeoutError):
                         released = True
-                        await self._end_write(pool, conn, process, error)
+                        self._fence(conn, process)
+                        await self._confirm_ended(pool, process, error)
                     if error is exc:
                         # The store's own error (a database it refuses, a malformed row) goes
                         # on as it is, with its own cause, if any: it is not its own cause.
                         raise
                     raise error from exc
             finally:
-                # After a timeout, release waits for the statement's cancellation, for which
-                # asyncpg connects again: a server that stopped answering would hold the caller
-                # a whole command_timeout more. Past ROLLBACK_WAIT (or if the connection is
-                # broken) release closes the connection instead, and may re-raise.
+                # After a read's timeout, release waits for the statement's cancellation, for
+                # which asyncpg connects again: a server that stopped answering would hold the
+                # caller a whole command_timeout more. Past ROLLBACK_WAIT (or if the connection
+                # is broken) release closes the connection instead, and may re-raise.
                 if not released:
                     with contextlib.suppress(Exception):
                         await pool.release(conn, timeout=ROLLBACK_WAIT)
@@ -574,20 +592,24 @@ class PostgresMemoryStore:
                 raise own  # outside the handler, so the carrier is not chained to it
             await asyncio.sleep(pause or 0)
 
-    async def _end_write(self, pool: Any, conn: Any, pid: int, error: Exception) -> None:
-        """Close ``conn``, whose write ran past ``command_timeout``, and end its server process
-        ``pid``; unconfirmed, note it on ``error`` and fence this store's later writes."""
+    def _fence(self, conn: Any, pid: int) -> None:
+        """Close ``conn``, whose write did not finish (past ``command_timeout``, or its caller
+        cancelled), and refuse this store's later writes until its server process ``pid`` is
+        seen to have ended (``_check_unended``): its statement may not have been read yet."""
+        self._unended.add(pid)
         with contextlib.suppress(Exception):  # closed already (a failed transaction closes it)
-            conn.terminate()
-        with contextlib.suppress(Exception):  # released by its closing, then asyncpg refuses
-            await pool.release(conn)
-        if not await self._process_ended(pool, pid):
-            self._unended.add(pid)
-            error.add_note(
-                f"the server did not confirm that it ended the connection (process {pid}): the "
-                "write may still take effect, and this store's later writes are refused until "
-                "the server confirms it"
-            )
+            conn.terminate()  # which also hands its place in the pool back
+
+    async def _confirm_ended(self, pool: Any, pid: int, error: Exception) -> None:
+        """End the fenced server process ``pid`` now; unconfirmed, say so on ``error``."""
+        if await self._process_ended(pool, pid):
+            self._unended.discard(pid)
+            return
+        error.add_note(
+            f"the server did not confirm that it ended the connection (process {pid}): the "
+            "write may still take effect, and this store's later writes are refused until "
+            "the server confirms it"
+        )
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -344,15 +344,16 @@ async def backend_pids(dsn: str) -> list[int]:
     return [row[0] for row in rows]
 
 
+@pytest.mark.parametrize("how", ["past command_timeout", "cancelled"])
 @pytest.mark.parametrize("write", ["store", "delete"])
-async def test_a_write_past_command_timeout_never_takes_effect_after_a_later_write(
-    cluster: Cluster, write: str
+async def test_a_write_that_did_not_finish_never_takes_effect_after_a_later_write(
+    cluster: Cluster, write: str, how: str
 ) -> None:
     """A write whose statement waits, unread, in a server process that stopped answering
-    (SIGSTOP on that process alone) raises once past command_timeout; asyncpg's cancellation
-    cannot reach it there. The store ends that process, and until the server confirms it ended,
-    refuses the store's later writes: the stale statement can never take effect after them,
-    overwriting (or deleting) what a later acknowledged write stored."""
+    (SIGSTOP on that process alone) raises once past command_timeout, or when its caller gives
+    up; asyncpg's cancellation cannot reach it there. The store ends that process, and until
+    the server confirms it ended, refuses the store's later writes: the stale statement can
+    never take effect after them, overwriting (or deleting) what a later write stored."""
     dsn = cluster.dsn()
     store = PostgresMemoryStore(dsn, max_size=1, connect_timeout=2.0, command_timeout=1.0)
     item = MemoryItem(content="v0")
@@ -365,9 +366,13 @@ async def test_a_write_past_command_timeout_never_takes_effect_after_a_later_wri
     }[write]
     os.kill(pid, signal.SIGSTOP)
     try:
-        with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout") as first:
-            await stale()
-        assert "the write may still take effect" in "\n".join(first.value.__notes__)
+        if how == "cancelled":
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(stale(), 0.3)
+        else:
+            with pytest.raises(MemoryAdapterUnavailable, match="ran past command_timeout") as first:
+                await stale()
+            assert "the write may still take effect" in "\n".join(first.value.__notes__)
         with pytest.raises(MemoryAdapterUnavailable, match="may still take effect"):
             await store.store(MemoryItem(id=item.id, content="refused"))
         assert await store.retrieve(item.id) == item  # reads go on
