@@ -2,7 +2,8 @@
 
 ``import`` and ``validate`` read their input through ``Lines``, so that an input without line
 breaks (``/dev/zero``, a binary file, a line cut from a log) costs bounded memory: such a line is
-read to its end without being kept, and given as ``None`` for the command to report.
+read to its end without being kept, and given as its length (an ``int``) for the command to
+report.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ class Lines:
         self._held: list[bytes] = []  # the start of a line whose end has not arrived yet
         self._size = 0  # its length, counted on after it was dropped
 
-    def feed(self, chunk: bytes) -> Iterator[bytes | None]:
-        """The lines ``chunk`` ends: ``None`` for one longer than ``MAX_LINE_BYTES``."""
+    def feed(self, chunk: bytes) -> Iterator[bytes | int]:
+        """The lines ``chunk`` ends: the length of one longer than ``MAX_LINE_BYTES``."""
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             yield self._ended(chunk[start : end + 1])
             start = end + 1
         self._hold(chunk[start:])
 
-    def end(self) -> Iterator[bytes | None]:
+    def end(self) -> Iterator[bytes | int]:
         """The last line, if the input did not end with a line break."""
         if self._size:
             yield self._ended(b"")
@@ -44,14 +45,14 @@ class Lines:
         elif part:
             self._held.append(part)
 
-    def _ended(self, last: bytes) -> bytes | None:
+    def _ended(self, last: bytes) -> bytes | int:
         self._hold(last)
-        line = None if self._size > MAX_LINE_BYTES else b"".join(self._held)
+        line = self._size if self._size > MAX_LINE_BYTES else b"".join(self._held)
         self._held, self._size = [], 0
         return line
 
 
-def lines_of(read: Callable[[int], bytes], start: bytes = b"") -> Iterator[bytes | None]:
+def lines_of(read: Callable[[int], bytes], start: bytes = b"") -> Iterator[bytes | int]:
     """The lines of ``start`` followed by what ``read(n)`` gives until it gives nothing."""
     lines = Lines()
     yield from lines.feed(start)

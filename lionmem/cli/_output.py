@@ -227,10 +227,13 @@ def _console() -> Any:
 
 
 def _sized(console: Any) -> Any:
-    """``console``, given the terminal's width where rich took ``COLUMNS=0`` for a terminal no
+    """``console``, given its terminal's width where rich took ``COLUMNS=0`` for a terminal no
     column wide (it then prints nothing)."""
     if console.width < 1:
-        console.width = shutil.get_terminal_size().columns
+        try:
+            console.width = os.get_terminal_size(console.file.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            console.width = shutil.get_terminal_size().columns  # 80 when it finds none
     return console
 
 

@@ -42,7 +42,7 @@ from lionmem.cli._errors import (
     refuse_trailing_slash,
     validation_message,
 )
-from lionmem.cli._lines import MAX_LINE_BYTES, TOO_LONG, Lines, lines_of
+from lionmem.cli._lines import TOO_LONG, Lines, lines_of
 from lionmem.cli._output import (
     ProgressBar,
     descriptor_named,
@@ -110,11 +110,11 @@ class _Reader:
                 raise _Stopped
             self.line += 1
             pending += 1
-            size += MAX_LINE_BYTES if raw is None else len(raw)
+            size += raw if isinstance(raw, int) else len(raw)
             if pending == _PROGRESS_EVERY:
                 advance(pending, size)
                 pending = size = 0
-            if raw is None:
+            if isinstance(raw, int):  # the length of a line too long to hold
                 self._bad(TOO_LONG)
                 continue
             # A byte-order mark at the very start of the input is an editor's, not data.
@@ -134,8 +134,8 @@ class _Reader:
         self.done = True
         advance(pending, size)
 
-    def _lines(self) -> Iterator[bytes | None]:
-        """The stream's lines (``None`` for one too long to hold). A pipe or a terminal is read
+    def _lines(self) -> Iterator[bytes | int]:
+        """The stream's lines (the length of one too long to hold). A pipe or a terminal is read
         by a thread of its own, so that an interrupted import stops at once rather than when
         (or if) the next line arrives."""
         try:
@@ -152,7 +152,7 @@ class _Reader:
 
         return lines_of(read)
 
-    def _read_aside(self) -> Iterator[bytes | None]:
+    def _read_aside(self) -> Iterator[bytes | int]:
         # A duplicate of the descriptor: closing the stream does not wait for the blocked read.
         # os.read hands on whatever has arrived, so a line is validated as soon as it is
         # complete, and its first empty answer is the end (one Ctrl-D on a terminal).

@@ -386,7 +386,7 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes | None
                 yield 1, data
                 return
     for number, line in enumerate(lines_of(stream.read, start), 1):
-        if line is None:
+        if isinstance(line, int):  # the length of a line too long to hold
             yield number, None
             continue
         text = _without_bom(line) if number == 1 else line  # only the start of the input

@@ -24,7 +24,7 @@ def small_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_validate, "MAX_LINE_BYTES", CAP)
 
 
-def split(chunks: list[bytes]) -> list[bytes | None]:
+def split(chunks: list[bytes]) -> list[bytes | int]:
     lines = Lines()
     found = [line for chunk in chunks for line in lines.feed(chunk)]
     return found + list(lines.end())
@@ -33,20 +33,20 @@ def split(chunks: list[bytes]) -> list[bytes | None]:
 @pytest.mark.usefixtures("small_cap")
 def test_lines_are_cut_at_line_breaks_whatever_the_chunks() -> None:
     """Lines keep their line break; a last line without one still comes out; a line over the
-    cap (its line break counted) is ``None``, the line at the cap whole."""
+    cap (its line break counted) is its length, the line at the cap whole."""
     at_cap = b"a" * (CAP - 1) + b"\n"
     over = b"b" * CAP + b"\n"
     text = b"one\n" + at_cap + over + b"two\nlast"
-    expected = [b"one\n", at_cap, None, b"two\n", b"last"]
+    expected = [b"one\n", at_cap, CAP + 1, b"two\n", b"last"]
     for size in (1, 3, 64, 1000):
         chunks = [text[start : start + size] for start in range(0, len(text), size)]
         assert split(chunks) == expected, size
 
 
 @pytest.mark.usefixtures("small_cap")
-def test_a_last_line_over_the_cap_without_a_line_break_is_none() -> None:
+def test_a_last_line_over_the_cap_without_a_line_break_is_its_length() -> None:
     """The end of the input ends a line too long to hold like a line break would."""
-    assert split([b"ok\n", b"c" * (CAP + 1)]) == [b"ok\n", None]
+    assert split([b"ok\n", b"c" * (CAP + 1)]) == [b"ok\n", CAP + 1]
 
 
 @pytest.mark.usefixtures("small_cap")
@@ -59,7 +59,7 @@ def test_lines_of_reads_a_line_over_the_cap_to_its_end_without_holding_it() -> N
         sizes.append(size)
         return source.pop(0) if source else b""
 
-    assert list(lines_of(read, b"start:")) == [None, b"after\n"]
+    assert list(lines_of(read, b"start:")) == [len("start:") + 40 * 1000 + 1, b"after\n"]
     assert len(sizes) == 1002
 
 
