@@ -361,11 +361,12 @@ def test_readers_see_consistent_piles_while_others_write() -> None:
             step += 1
 
     def read() -> None:
+        position = 0
         while not stop.is_set():
             walked = [item.id for item in pile]
             if walked[: len(ids)] != ids or len(set(walked)) != len(walked):
                 problems.append(f"iteration: {walked[:3]}...")
-            position = len(problems) % len(ids)
+            position = (position + 1) % len(ids)
             if pile[position].id != ids[position] or pile.get(ids[position]) is None:
                 problems.append(f"position {position}")
 
