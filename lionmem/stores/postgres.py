@@ -320,7 +320,7 @@ class PostgresMemoryStore:
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
-        # Server processes of writes that ran past command_timeout, not confirmed ended yet.
+        # Server processes of writes that did not finish (``_fence``), not seen to end yet.
         self._unended: set[int] = set()
         # Calls under way (made before close(), which waits for them), what close() waits on,
         # and whether close() has taken the pool.
@@ -488,7 +488,7 @@ class PostgresMemoryStore:
             return False
 
     async def _check_unended(self) -> None:
-        """Raise ``MemoryAdapterUnavailable`` while a write that ran past ``command_timeout``
+        """Raise ``MemoryAdapterUnavailable`` while a write that did not finish (``_fence``)
         may still take effect (its server process has not been seen to end)."""
         pool = await self._get_pool()
         for pid in sorted(self._unended):
