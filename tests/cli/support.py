@@ -21,7 +21,7 @@ import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 __all__ = [
     "LIONMEM",
@@ -206,13 +206,16 @@ def vectors(schema: str) -> list[dict[str, Any]]:
     return [json.loads(path.read_text(encoding="utf-8")) for path in files]
 
 
-def piped_import(db: str | Path, cwd: Path) -> subprocess.Popen[bytes]:
-    """``lionmem import - --db DB`` started with every stream a pipe."""
+def piped_import(
+    db: str | Path, cwd: Path, stdin: int | IO[bytes] = subprocess.PIPE
+) -> subprocess.Popen[bytes]:
+    """``lionmem import - --db DB`` started with every stream a pipe (standard input ``stdin``,
+    when given: a descriptor or a file)."""
     return subprocess.Popen(
         [str(LIONMEM), "import", "-", "--db", str(db)],
         cwd=cwd,
         env=clean_env(),
-        stdin=subprocess.PIPE,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -124,14 +124,7 @@ def test_import_from_a_non_blocking_pipe_waits_for_its_lines(tmp_path: Path) -> 
     it is empty: the lines written later are imported, not an EAGAIN error."""
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)
-    process = subprocess.Popen(
-        [str(LIONMEM), "import", "-", "--db", "t.db"],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdin=read_end,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = piped_import("t.db", tmp_path, stdin=read_end)
     os.close(read_end)
     with os.fdopen(write_end, "wb", buffering=0) as lines:
         time.sleep(1)  # the command has started and finds the pipe empty

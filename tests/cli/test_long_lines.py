@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from lionmem.cli import _lines, _validate, main
 from lionmem.cli._lines import TOO_LONG, Lines, lines_of
-from tests.cli.support import LIONMEM, clean_env, finished, lionmem
+from tests.cli.support import finished, lionmem, piped_import
 
 CAP = 64
 
@@ -114,14 +113,7 @@ def test_import_of_an_endless_line_from_a_device_stops_on_sigterm(tmp_path: Path
     """``import /dev/zero``-like input (bytes, never a line break) is read in bounded memory,
     and SIGTERM stops it at once, though no line ever ends."""
     with Path("/dev/zero").open("rb") as zeros:
-        process = subprocess.Popen(
-            [str(LIONMEM), "import", "-", "--db", "z.db"],
-            cwd=tmp_path,
-            env=clean_env(),
-            stdin=zeros,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        process = piped_import("z.db", tmp_path, stdin=zeros)
     time.sleep(2)
     process.send_signal(signal.SIGTERM)
     assert finished(process, timeout=20) == (143, b"", b"lionmem import: terminated\n")
