@@ -221,7 +221,8 @@ def _console() -> Any:
     from rich.console import Console
 
     console = _sized(Console(file=STDOUT, highlight=False, soft_wrap=False))
-    # Never narrower than an id and its gap: a narrower terminal wraps the lines, showing all.
+    # Never narrower than an id, its gap and one cell of content: a narrower terminal wraps
+    # the lines, showing every id whole.
     console.width = max(console.width, _ID_WIDTH + _GAP + 1)
     return console
 

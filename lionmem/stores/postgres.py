@@ -459,9 +459,9 @@ class PostgresMemoryStore:
 
         A ``write`` that runs past ``command_timeout``, or whose caller is cancelled, may not
         even have reached the server process yet, where asyncpg's cancellation cannot stop it:
-        the store closes the connection and ends that process (``_fence``), so the write cannot
-        take effect after later ones. Until the server confirms that it ended, later writes are
-        refused (``_check_unended``).
+        the store closes the connection (``_fence``) and ends that process (``_confirm_ended``,
+        or ``_check_unended`` at the next write), so the write cannot take effect after later
+        ones. Until the server confirms that it ended, later writes are refused.
         """
         with self._started():
             if write and self._unended:

@@ -414,7 +414,8 @@ class SQLiteMemoryStore:
                     opened.close()
             msg = (
                 f"{self!r}: the database file was deleted, moved or replaced while the store "
-                "opened it; nothing was read or written: try again once the file stays in place"
+                "opened it; no item was read or written (the file the writer opened may have "
+                "been created or migrated): try again once the file stays in place"
             )
             raise MemoryAdapterUnavailable(msg)
         with self._connections.reader_lock:
