@@ -386,6 +386,8 @@ class SQLiteMemoryStore:
     def _connect(self) -> sqlite3.Connection:
         memory = self._path == ":memory:"
         conn = self._open_writer()
+        reader: _Reader | None = None
+        direct: sqlite3.Connection | None = None
         try:
             prepare(conn, repr(self._path), wal=not memory)
             # Constants from a fixed set, never caller text.
@@ -394,30 +396,22 @@ class SQLiteMemoryStore:
             upto = indexed_upto(conn, repr(self._path))
             (tail,) = conn.execute("SELECT count(*) FROM items WHERE seq > ?", (upto,)).fetchone()
             reader = None if memory else self._open_reader()
-        except BaseException:
-            conn.close()
-            raise
-        direct = None
-        if self._direct and conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
-            try:
+            if self._direct and conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
                 direct = self._open_direct()
-            except BaseException:
-                for opened in (reader, conn):
-                    if opened is not None:
-                        opened.close()
-                raise
-        if self._moved() is not None:
-            # The path led elsewhere once the writer had opened it: the other connections may
-            # hold another file, where reads would disagree with the worker's.
+            if self._moved() is not None:
+                # The path led elsewhere once the writer had opened it: the other connections
+                # may hold another file, where reads would disagree with the worker's.
+                msg = (
+                    f"{self!r}: the database file was deleted, moved or replaced while the store "
+                    "opened it; no item was read or written (the file the writer opened may have "
+                    "been created or migrated): try again once the file stays in place"
+                )
+                raise MemoryAdapterUnavailable(msg)
+        except BaseException:
             for opened in (direct, reader, conn):
                 if opened is not None:
                     opened.close()
-            msg = (
-                f"{self!r}: the database file was deleted, moved or replaced while the store "
-                "opened it; no item was read or written (the file the writer opened may have "
-                "been created or migrated): try again once the file stays in place"
-            )
-            raise MemoryAdapterUnavailable(msg)
+            raise
         with self._connections.reader_lock:
             self._connections.reader = reader
         with self._connections.direct_lock:
