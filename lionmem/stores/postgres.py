@@ -535,7 +535,8 @@ class PostgresMemoryStore:
         failures: collections.Counter[str] = collections.Counter()
         while True:
             conn = await self._acquire(pool)
-            process = conn.get_server_pid()  # read now: a failed transaction may close conn
+            # A write's server process, read now: a failed transaction may close conn.
+            process = conn.get_server_pid() if write else 0
             own: Exception | None = None
             pause: float | None = 0.0
             released = False
