@@ -369,22 +369,11 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes | None
     start = b""
     if path.suffix not in _LINES:
         start = stream.read(MAX_LINE_BYTES + 1)
-        if len(start) > MAX_LINE_BYTES and path.suffix == ".json":
-            yield 1, None
+        # All of it (one document, or JSON Lines), or a document too long to hold.
+        data = _without_bom(start) if len(start) <= MAX_LINE_BYTES else None
+        if path.suffix == ".json" or (data is not None and not _read_as_lines(data)):
+            yield 1, data
             return
-        if len(start) <= MAX_LINE_BYTES:  # all of it: one document, or JSON Lines
-            data = _without_bom(start)
-            if path.suffix == ".json":
-                yield 1, data
-                return
-            as_lines = False
-            try:
-                json.loads(data, parse_int=_read_int)  # a long integer: not Python's slow parse
-            except (ValueError, RecursionError):  # not one document, or one too deep to parse
-                as_lines = _looks_like_lines(data)
-            if not as_lines:
-                yield 1, data
-                return
     for number, line in enumerate(lines_of(stream.read, start), 1):
         if isinstance(line, int):  # the length of a line too long to hold
             yield number, None
@@ -393,6 +382,16 @@ def _documents(path: Path, stream: BinaryIO) -> Iterator[tuple[int, bytes | None
         if text.strip():
             # Without its line break, so an error at the end of the line stays on that line.
             yield number, text.rstrip(b"\r\n")
+
+
+def _read_as_lines(data: bytes) -> bool:
+    """Whether a file of another name than ``.json`` and ``.jsonl`` is JSON Lines: not one
+    document, and looking like lines (``_looks_like_lines``)."""
+    try:
+        json.loads(data, parse_int=_read_int)  # a long integer: not Python's slow parse
+    except (ValueError, RecursionError):  # not one document, or one too deep to parse
+        return _looks_like_lines(data)
+    return False
 
 
 def _looks_like_lines(data: bytes) -> bool:
