@@ -309,6 +309,21 @@ def test_import_shows_a_progress_bar_on_a_terminal_for_a_big_file(tmp_path: Path
     assert result.stdout.endswith("imported 5000 items from big.jsonl\n")
 
 
+def test_import_with_columns_0_draws_the_progress_bar_at_the_terminals_width(
+    tmp_path: Path,
+) -> None:
+    """``COLUMNS=0`` (which rich takes for a terminal no column wide) is ignored: the bar is
+    drawn as on the same terminal without it."""
+    _big_file(tmp_path / "big.jsonl", 5000)
+    result = on_terminal(
+        "import", "big.jsonl", "--db", "b.db", cwd=tmp_path, env=clean_env(COLUMNS="0")
+    )
+    assert result.status == 0
+    assert "importing 5,000 items" in result.stdout
+    assert "100%" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
+
+
 def test_import_shows_no_progress_bar_for_a_small_file_or_when_piped(tmp_path: Path) -> None:
     """A small file on a terminal, or a big one piped, prints only the summary."""
     _big_file(tmp_path / "small.jsonl", 100)
