@@ -387,3 +387,32 @@ async def test_a_write_that_did_not_finish_never_takes_effect_after_a_later_writ
     await asyncio.sleep(0.5)
     assert [await store.retrieve(item.id), await store.count()] == [later, 1]
     await store.close()
+
+
+async def test_the_fence_never_ends_a_process_of_another_role_or_a_server_process(
+    cluster: Cluster,
+) -> None:
+    """A fenced process id the system has since given to another role's session, or to one of
+    the server's own processes, counts as ended (the store's process is gone) and is left
+    running, even for a store that logs in as a superuser, which may end any process."""
+    import asyncpg
+
+    cluster.psql("CREATE ROLE other LOGIN")
+    other = await asyncpg.connect(cluster.dsn().replace("postgres@", "other@"))
+    admin = await asyncpg.connect(cluster.dsn())
+    try:
+        checkpointer = await admin.fetchval(
+            "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'"
+        )
+        async with PostgresMemoryStore(cluster.dsn(), command_timeout=2.0) as store:
+            for pid in (other.get_server_pid(), checkpointer):
+                store._unended.add(pid)  # as after a write that did not finish on that process
+                item = MemoryItem(content=f"after fencing process {pid}")
+                await store.store(item)
+                assert await store.retrieve(item.id) == item
+        assert await other.fetchval("SELECT current_user") == "other"
+        running = await admin.fetch("SELECT pid FROM pg_stat_activity")
+        assert {other.get_server_pid(), checkpointer} <= {row[0] for row in running}
+    finally:
+        await other.close()
+        await admin.close()
