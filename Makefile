@@ -1,6 +1,8 @@
-# Two commands on a fresh machine (Python 3.11, make and the package registries):
+# Two commands on a fresh machine (Python 3.11, make and the package registries; make test also
+# needs Node.js 20 or later with npm):
 #   make demo   runs the main job
-#   make test   installs everything it needs, then runs every check CI runs
+#   make test   installs everything it needs (PostgreSQL with apt-get when it is missing), then
+#               runs every check CI runs
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,10 +21,11 @@ PARALLEL := -n $(shell nproc 2>/dev/null || echo auto) --dist loadfile
 # one between, `NEWER_MARKS=` keeps the slow tests.
 NEWER := 3.13
 NEWER_MARKS := -m 'not slow'
-PYTHON_3.12 ?= $(HOME)/.pyenv/versions/3.12.1/bin/python
-PYTHON_3.13 ?= $(HOME)/.pyenv/versions/3.13.0/bin/python
+# pyenv's (the last of its releases in name order), else the one on the PATH.
+PYTHON_3.12 ?= $(or $(lastword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python)),$(shell command -v python3.12),python3.12)
+PYTHON_3.13 ?= $(or $(lastword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python)),$(shell command -v python3.13),python3.13)
 
-.PHONY: install demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp bench-postgres clean
+.PHONY: install postgres demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp bench-postgres clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +50,18 @@ $(NODE_STAMP): package.json package-lock.json
 	touch $(NODE_STAMP)
 
 install: $(STAMP) $(NODE_STAMP)
+
+# PostgreSQL's server binaries, which the tests' throwaway clusters need (tests/postgres_support.py
+# finds them on the PATH or in /usr/lib/postgresql/*/bin): installed with apt-get when missing.
+postgres:
+	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		if ! command -v apt-get >/dev/null 2>&1; then \
+			echo "PostgreSQL's server binaries (initdb) are missing and apt-get is not here to install them: install PostgreSQL 15 or later"; \
+			exit 1; \
+		fi; \
+		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+		$$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends postgresql; \
+	fi
 
 demo: $(STAMP)
 	$(BIN)/python tools/demo.py
@@ -123,7 +138,7 @@ bench-postgres: $(STAMP)
 nodetest: install
 	LIONMEM_PYTHON=$(BIN)/python npm test
 
-test: install
+test: install postgres
 	$(BIN)/python tools/generate.py --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

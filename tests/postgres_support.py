@@ -44,7 +44,7 @@ def find_bindir() -> Path:
         return candidates[0].parent
     msg = (
         "PostgreSQL is not installed (no initdb on the PATH or in /usr/lib/postgresql/*/bin): "
-        "apt-get install postgresql, or run .ci/run, which installs it"
+        "apt-get install postgresql, or run make test, which installs it"
     )
     raise RuntimeError(msg)
 
