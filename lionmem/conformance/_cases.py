@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Literal
@@ -120,8 +121,13 @@ CONTENT_SHAPES: tuple[object, ...] = (
 _CANNOT_KEEP = "a value the adapter cannot keep exactly must be refused with MemoryAdapterError"
 NATIVE_OPTION_KEYS = ("$where", "$or", "min_score")
 """Filter keys a service may take as native query options; unless declared, they are rejected."""
-FILTER_VALUES: tuple[tuple[object, object], ...] = (("match", "other"), (7, 8), (True, False))
-"""Pairs of filter values: a filter on the first must not select an item holding the second."""
+FILTER_VALUES: tuple[tuple[object, object], ...] = (
+    ("match", "other"),
+    (7000, 8000),
+    (True, False),
+)
+"""Pairs of filter values: a filter on the first must not select an item holding the second.
+(Each query gets a copy of its value: no object is shared with the item stored.)"""
 FILTER_ITEMS = 1 + 2 * len(FILTER_VALUES)
 """Items the filter case stores for each key: one without the key and a pair per value."""
 MANY_WRITES = 300
@@ -567,25 +573,43 @@ async def _within_limits(
                 raise CaseFailed(msg)
 
 
-@case("limit_zero_without_io", LIMIT, "limit=0 returns [] without touching the transport.")
+@case(
+    "limit_zero_without_io",
+    LIMIT,
+    "limit=0 returns [] without touching the transport, with and without text and tags.",
+)
 async def _limit_zero_without_io(ctx: CaseContext) -> str | None:
-    await ctx.store_items(ctx.item())
-    hits = await ctx.search(MemoryQuery(limit=0))
-    if hits:
-        msg = f"search(limit=0) returned {len(hits)} hits; ADR-0093 D3: limit=0 returns []"
-        raise CaseFailed(msg)
+    await ctx.store_items(ctx.item(tags=["t-zero"]))
+    await ctx.harness.make_search_index_visible()
+    queries = (
+        MemoryQuery(limit=0),
+        MemoryQuery(text="conformance", tags=["t-zero"], limit=0),
+    )
+    for query in queries:
+        hits = await ctx.search(query)
+        if hits:
+            msg = (
+                f"search({query_text(query)}) returned {len(hits)} hits; ADR-0093 D3: limit=0 "
+                "returns []"
+            )
+            raise CaseFailed(msg)
     await ctx.harness.make_transport_unavailable()
-    try:
-        hits = await ctx.store.search(MemoryQuery(limit=0))
-    except MemoryAdapterUnavailable as exc:
-        msg = (
-            "search(limit=0) reached the transport (with the transport down it raised "
-            "MemoryAdapterUnavailable); ADR-0093 D3: limit=0 returns [] without transport"
-        )
-        raise CaseFailed(msg) from exc
-    if hits != []:
-        msg = f"search(limit=0) returned {short(hits)} with the transport down, not []"
-        raise CaseFailed(msg)
+    for query in queries:
+        try:
+            hits = await ctx.store.search(query)
+        except MemoryAdapterUnavailable as exc:
+            msg = (
+                f"search({query_text(query)}) reached the transport (with the transport down it "
+                "raised MemoryAdapterUnavailable); ADR-0093 D3: limit=0 returns [] without "
+                "transport"
+            )
+            raise CaseFailed(msg) from exc
+        if hits != []:
+            msg = (
+                f"search({query_text(query)}) returned {short(hits)} with the transport down, "
+                "not []"
+            )
+            raise CaseFailed(msg)
     return None
 
 
@@ -597,7 +621,8 @@ async def _expect_rejection(
     except UnsupportedMemoryQuery as exc:
         if exc.rejected_keys != expected:
             msg = (
-                f"{claim}; UnsupportedMemoryQuery named {list(exc.rejected_keys)} where every "
+                f"{claim}; search({query_text(query)}) raised UnsupportedMemoryQuery naming "
+                f"{list(exc.rejected_keys)} where every "
                 f"rejected key, sorted, is {list(expected)}"
             )
             raise CaseFailed(msg) from exc
@@ -607,10 +632,11 @@ async def _expect_rejection(
             raise CaseFailed(msg) from exc
         return
     except Exception as exc:
-        msg = f"{claim}, but search() raised {type(exc).__name__}: {exc}"
+        msg = f"{claim}, but search({query_text(query)}) raised {type(exc).__name__}: {exc}"
         raise CaseFailed(msg) from exc
     msg = (
-        f"{claim}, but search() returned {len(result) if isinstance(result, list) else short(result)}"
+        f"{claim}, but search({query_text(query)}) returned "
+        f"{len(result) if isinstance(result, list) else short(result)}"
         f"{' hits' if isinstance(result, list) else ''} instead of raising UnsupportedMemoryQuery"
     )
     raise CaseFailed(msg)
@@ -619,14 +645,21 @@ async def _expect_rejection(
 @case(
     "limit_negative_rejected",
     LIMIT,
-    "A negative limit raises UnsupportedMemoryQuery naming 'limit', before any I/O.",
+    "A negative limit raises UnsupportedMemoryQuery naming 'limit', before any I/O, with and "
+    "without text and tags.",
 )
 async def _limit_negative_rejected(ctx: CaseContext) -> str | None:
-    await ctx.store_items(*(ctx.item() for _ in range(3)))
+    await ctx.store_items(*(ctx.item(tags=["t-negative"]) for _ in range(3)))
+    await ctx.harness.make_search_index_visible()
     claim = "ADR-0093 D3: a negative limit raises UnsupportedMemoryQuery naming 'limit'"
-    await _expect_rejection(ctx, MemoryQuery(limit=-1), ("limit",), claim)
+    # Whatever else the query holds: a guard run only for the plain listing is caught too.
+    queries = (MemoryQuery(), MemoryQuery(text="conformance", tags=["t-negative"]))
+    for query in queries:
+        await _expect_rejection(ctx, query.model_copy(update={"limit": -1}), ("limit",), claim)
     await ctx.harness.make_transport_unavailable()
-    await _expect_rejection(ctx, MemoryQuery(limit=-2), ("limit",), claim + " before any I/O")
+    for query in queries:
+        limited = query.model_copy(update={"limit": -2})
+        await _expect_rejection(ctx, limited, ("limit",), claim + " before any I/O")
     return None
 
 
@@ -711,7 +744,7 @@ def _unsupported_keys(manifest: MemoryAdapterManifest) -> tuple[str, str]:
     "unsupported_filter_rejected",
     UNSUPPORTED,
     "Unsupported filter keys (native query options such as '$where' too) raise "
-    "UnsupportedMemoryQuery naming all of them, sorted, before any I/O.",
+    "UnsupportedMemoryQuery naming all of them, sorted, before any I/O, beside text and tags too.",
 )
 async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
@@ -725,11 +758,15 @@ async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
         supported[min(manifest.supported_filters)] = "x"  # a supported key beside them is not named
     filters.update(supported)
     # A lure the filter would select if it were ignored; a store may refuse the key (ADR-0093 D3).
-    await ctx.store_unless_refused(ctx.item(metadata={first: "x"}), f"metadata key {first!r}")
+    lure = ctx.item(metadata={first: "x"}, tags=["t-unsupported"])
+    await ctx.store_unless_refused(lure, f"metadata key {first!r}")
     await ctx.harness.make_search_index_visible()
     claim = f"manifest claims {ctx.claim('supported_filters')} (every other key is rejected)"
     expected = tuple(sorted((first, second)))
     await _expect_rejection(ctx, MemoryQuery(filters=filters), expected, claim)
+    # Beside text and tags too: a guard run only for the plain listing is caught.
+    beside = MemoryQuery(text="conformance", tags=["t-unsupported"], filters=filters)
+    await _expect_rejection(ctx, beside, expected, claim)
     options = [key for key in NATIVE_OPTION_KEYS if not manifest.supports_filter(key)]
     if options:
         native = MemoryQuery(filters={**dict.fromkeys(options, "x"), **supported})
@@ -737,7 +774,8 @@ async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
     both = tuple(sorted((*expected, "limit")))
     await _expect_rejection(ctx, MemoryQuery(filters=filters, limit=-1), both, claim)
     await ctx.harness.make_transport_unavailable()
-    await _expect_rejection(ctx, MemoryQuery(filters=filters), expected, claim + " before any I/O")
+    for query in (MemoryQuery(filters=filters), beside):
+        await _expect_rejection(ctx, query, expected, claim + " before any I/O")
     return None
 
 
@@ -747,8 +785,9 @@ async def _unsupported_filter_rejected(ctx: CaseContext) -> str | None:
 @case(
     "supported_filter_selects",
     SUPPORTED,
-    "Each supported filter key selects exactly the items whose metadata matches: text, integer and "
-    "boolean values (or the query is refused visibly), and None never selects a value that is set.",
+    "Each supported filter key selects exactly the items whose metadata matches, alone and beside "
+    "text and a tag: text, integer and boolean values (or the query is refused visibly), and None "
+    "never selects a value that is set.",
 )
 async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
@@ -776,15 +815,20 @@ async def _supported_filter_selects(ctx: CaseContext) -> str | None:
     return "; ".join(notes)
 
 
+BESIDE: tuple[dict[str, object], ...] = ({}, {"text": "conformance", "tags": ["t-filter"]})
+"""What a filter query holds beside its filters: nothing, then text and a tag every item holds."""
+
+
 async def _filter_selects(ctx: CaseContext, key: str, limit: int) -> list[str]:
-    """Check the filters on ``key`` of FILTER_VALUES and of None, with ``limit`` above every item
-    stored; return what was checked or refused."""
-    bare = ctx.item()
+    """Check the filters on ``key`` of FILTER_VALUES and of None, alone and beside text and a
+    tag, with ``limit`` above every item stored; return what was checked or refused."""
+    bare = ctx.item(tags=["t-filter"])
     await ctx.store_item(bare)
     pairs: list[tuple[MemoryItem, MemoryItem]] = []
     notes: list[str] = []
     for wanted, different in FILTER_VALUES:
-        match, other = ctx.item(metadata={key: wanted}), ctx.item(metadata={key: different})
+        match = ctx.item(metadata={key: wanted}, tags=["t-filter"])
+        other = ctx.item(metadata={key: different}, tags=["t-filter"])
         what = f"metadata {{{key!r}: {wanted!r}}} or {{{key!r}: {different!r}}}"
         pair = (match, what), (other, what)
         if len(await _refusable(ctx, *pair)) == len(pair):  # neither of the two was refused
@@ -794,17 +838,21 @@ async def _filter_selects(ctx: CaseContext, key: str, limit: int) -> list[str]:
     await ctx.harness.make_search_index_visible()
     for match, other in pairs:
         wanted = match.metadata[key]
-        got = await _filtered_ids(ctx, key, wanted, limit, strict=isinstance(wanted, str))
-        if got is None:
-            notes.append(f"{key!r}={wanted!r} refused as a query")
-            continue
-        problems = [
-            *(["missed the item whose metadata matches"] if match.id not in got else []),
-            *(["returned an item whose value differs"] if other.id in got else []),
-            *(["returned an item without the key"] if bare.id in got else []),
-        ]
-        _fail_filter(ctx, key, wanted, problems)
-        notes.append(f"{key!r}={wanted!r}")
+        for beside in BESIDE:
+            fresh = json.loads(json.dumps(wanted))  # equal, and not the object stored
+            query = MemoryQuery(filters={key: fresh}, limit=limit, **beside)
+            got = await _filtered_ids(ctx, query, strict=isinstance(wanted, str))
+            if got is None:
+                notes.append(f"{key!r}={wanted!r} refused as a query")
+                break
+            problems = [
+                *(["missed the item whose metadata matches"] if match.id not in got else []),
+                *(["returned an item whose value differs"] if other.id in got else []),
+                *(["returned an item without the key"] if bare.id in got else []),
+            ]
+            _fail_filter(ctx, query, key, problems)
+        else:
+            notes.append(f"{key!r}={wanted!r}")
     if pairs:
         valued = [item for pair in pairs for item in pair]
         notes.append(await _none_filter(ctx, key, bare, valued, limit))
@@ -843,7 +891,8 @@ async def _none_filter(
 ) -> str:
     """Check ``filters={key: None}``: never an item whose value is set; under reference
     semantics (InMemoryStore's ``metadata.get(key) == None``), the item without the key."""
-    got = await _filtered_ids(ctx, key, None, limit, strict=False)
+    query = MemoryQuery(filters={key: None}, limit=limit)
+    got = await _filtered_ids(ctx, query, strict=False)
     if got is None:
         return f"{key!r}=None refused as a query"
     problems = [
@@ -853,27 +902,25 @@ async def _none_filter(
     ]
     if ctx.manifest.search_semantics == "reference" and bare.id not in got:
         problems.append("missed the item without the key (InMemoryStore selects it)")
-    _fail_filter(ctx, key, None, problems)
+    _fail_filter(ctx, query, key, problems)
     return f"{key!r}=None"
 
 
-async def _filtered_ids(
-    ctx: CaseContext, key: str, value: object, limit: int, *, strict: bool
-) -> list[UUID] | None:
-    """Search with ``filters={key: value}``; ``None`` when a non-``strict`` query is refused visibly.
+async def _filtered_ids(ctx: CaseContext, query: MemoryQuery, *, strict: bool) -> list[UUID] | None:
+    """Search with ``query``; ``None`` when a non-``strict`` query is refused visibly.
 
     A store may refuse, with MemoryAdapterError, a filter value of a type its service cannot
     compare; what it may not do is ignore the filter and broaden the query.
     """
     try:
-        return await ctx.search_ids(MemoryQuery(filters={key: value}, limit=limit))
+        return await ctx.search_ids(query)
     except CaseFailed as failure:
         if not strict and isinstance(failure.__cause__, MemoryAdapterError):
             return None
         raise
 
 
-def _fail_filter(ctx: CaseContext, key: str, value: object, problems: list[str]) -> None:
+def _fail_filter(ctx: CaseContext, query: MemoryQuery, key: str, problems: list[str]) -> None:
     """Fail the case when ``problems`` is not empty, quoting the filter claim and the query."""
     if not problems:
         return
@@ -883,7 +930,7 @@ def _fail_filter(ctx: CaseContext, key: str, value: object, problems: list[str])
     )
     msg = (
         f"manifest claims filter key {key!r} is supported ({claim}), but "
-        f"search(filters={{{key!r}: {value!r}}}) " + " and ".join(problems)
+        f"search({query_text(query)}) " + " and ".join(problems)
     )
     raise CaseFailed(msg)
 
@@ -937,8 +984,8 @@ def _hit_tags_problem(ctx: CaseContext, got: list[str], stored: list[str]) -> st
 @case(
     "tag_search_selects",
     TAGS,
-    "A one-tag query returns the item carrying that tag and not an item without it; a query of "
-    "two tags never returns an item carrying neither.",
+    "A one-tag query, alone and beside text, returns the item carrying that tag and not an item "
+    "without it; a query of two tags never returns an item carrying neither.",
 )
 async def _tag_search_selects(ctx: CaseContext) -> str | None:
     tagged = ctx.item(tags=["t-alpha"])
@@ -951,16 +998,18 @@ async def _tag_search_selects(ctx: CaseContext) -> str | None:
             "tags select (ADR-0093 D3): a service may match them all or any, never none"
         )
         raise CaseFailed(msg)
-    got = await ctx.search_ids(MemoryQuery(tags=["t-alpha"]))
-    if tagged.id not in got or other.id in got:
-        msg = (
-            "search(tags=['t-alpha']) "
-            + ("missed the item tagged 't-alpha'" if tagged.id not in got else "")
-            + (" and " if tagged.id not in got and other.id in got else "")
-            + ("returned the item tagged only 't-beta'" if other.id in got else "")
-            + "; tags are a portable input axis of MemoryQuery (ADR-0093 D3)"
-        )
-        raise CaseFailed(msg)
+    # Alone, and beside text every item holds: the tags select in both.
+    for query in (MemoryQuery(tags=["t-alpha"]), MemoryQuery(text="conformance", tags=["t-alpha"])):
+        got = await ctx.search_ids(query)
+        if tagged.id not in got or other.id in got:
+            msg = (
+                f"search({query_text(query)}) "
+                + ("missed the item tagged 't-alpha'" if tagged.id not in got else "")
+                + (" and " if tagged.id not in got and other.id in got else "")
+                + ("returned the item tagged only 't-beta'" if other.id in got else "")
+                + "; tags are a portable input axis of MemoryQuery (ADR-0093 D3)"
+            )
+            raise CaseFailed(msg)
     return None
 
 
@@ -1075,7 +1124,8 @@ async def _search_hit_fidelity(ctx: CaseContext) -> str | None:
     "search_visibility",
     CONSISTENCY,
     "An immediate adapter finds a write, and a replacement's new values, at once by listing, text, "
-    "tag and a supported filter; every adapter finds them once the index is visible.",
+    "tag and a supported filter; every adapter finds them once the index is visible, and retrieve "
+    "and search never return a replaced write's values.",
 )
 async def _search_visibility(ctx: CaseContext) -> str | None:
     key = _filter_key(ctx.manifest)
@@ -1130,12 +1180,41 @@ async def _expect_found(
                 f"did not return {what} even after make_search_index_visible()"
             )
             raise CaseFailed(msg)
-    if replaced is not None and item.id in await ctx.search_ids(MemoryQuery(tags=replaced.tags)):
+    got = await ctx.retrieve(item.id)  # read before a replacement too: a cache then holds it
+    if got is None:
+        msg = (
+            f"retrieve() returned None for {what}; ADR-0093 D3: a successful store is directly "
+            "retrievable"
+        )
+        raise CaseFailed(msg)
+    if replaced is None:
+        return
+    if item.id in await ctx.search_ids(MemoryQuery(tags=replaced.tags)):
         msg = (
             f"search(tags={replaced.tags!r}) still returned an item whose write replaced those tags "
             f"with {item.tags!r} ({ctx.claim('search_consistency')}); the index kept a stale entry"
         )
         raise CaseFailed(msg)
+    hits = [hit for hit in await ctx.search(MemoryQuery(tags=item.tags)) if hit.id == item.id]
+    for call, read in (("retrieve()", got), (f"search(tags={item.tags!r})", hits[0])):
+        stale = _stale_fields(read, item, replaced)
+        if stale:
+            msg = (
+                f"{call} returned the replaced write's {' and '.join(stale)} after a second "
+                "store() of the same id replaced them, once the index was visible; store() "
+                "creates or replaces by id, and ADR-0093 D3 permits no stale direct retrieve"
+            )
+            raise CaseFailed(msg)
+
+
+def _stale_fields(read: MemoryItem, new: MemoryItem, old: MemoryItem) -> list[str]:
+    """The fields of ``read`` that hold ``old``'s value where ``new`` holds another."""
+    return [
+        name
+        for name in ("content", "tags", "metadata")
+        if same_value(getattr(read, name), getattr(old, name))
+        and not same_value(getattr(new, name), getattr(old, name))
+    ]
 
 
 # --- Transport outage -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ Each honest refuser is the fake with one value range it cannot hold, refused wit
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import struct
 import unicodedata
@@ -383,6 +384,88 @@ class _OneTagOnly(FakeMemoryAdapter):
         return await super().search(query)
 
 
+class _GuardOnListingOnly(FakeMemoryAdapter):
+    """Checks a query with text or tags less than the plain listing: drops the filter keys it
+    does not support, cuts a negative limit as a slice and asks the service even for limit 0."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if not (query.text or query.tags):
+            return await super().search(query)
+        known = {
+            key: value
+            for key, value in (query.filters or {}).items()
+            if self.manifest.supports_filter(key)
+        }
+        every = query.model_copy(update={"filters": known or None, "limit": 10**6})
+        hits = await super().search(every)
+        return [] if query.limit == 0 else hits[: query.limit]
+
+
+class _FiltersOnlyAlone(FakeMemoryAdapter):
+    """Drops the filters of a query holding text or tags (a recall path without filters)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.text or query.tags:
+            query = query.model_copy(update={"filters": None})
+        return await super().search(query)
+
+
+class _TagsOnlyAlone(FakeMemoryAdapter):
+    """Drops the tags of a query holding text."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.text:
+            query = query.model_copy(update={"tags": None})
+        return await super().search(query)
+
+
+class _IdentityFilters(FakeMemoryAdapter):
+    """Keeps copies of the items it stores (sharing their strings and numbers) and selects by a
+    filter only the items whose value is the very object the query holds."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.__dict__.setdefault("kept", {})[item.id] = copy.deepcopy(item)
+        return await super().store(item)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        hits = await super().search(query.model_copy(update={"filters": None, "limit": 10**6}))
+        kept = self.__dict__.get("kept", {})
+        wanted = (query.filters or {}).items()
+        return [
+            hit
+            for hit in hits
+            if hit.id in kept and all(kept[hit.id].metadata.get(k) is v for k, v in wanted)
+        ][: query.limit]
+
+
+class _FirstWriteRetrieved(FakeMemoryAdapter):
+    """retrieve() answers an id's first write (an identity table written once, on insert)."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self._service.__dict__.setdefault("first", {}).setdefault(item.id, item.model_copy())
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        got = await super().retrieve(item_id)
+        first: dict[UUID, MemoryItem] = self._service.__dict__.get("first", {})
+        return None if got is None else first[got.id].model_copy()
+
+
+class _FirstWriteMetadataHits(FakeMemoryAdapter):
+    """Search hits carry the metadata of an id's first write (a column never updated)."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self._service.__dict__.setdefault("meta", {}).setdefault(item.id, dict(item.metadata))
+        return await super().store(item)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        meta: dict[UUID, dict[str, Any]] = self._service.__dict__.get("meta", {})
+        return [
+            hit.model_copy(update={"metadata": meta.get(hit.id, hit.metadata)})
+            for hit in await super().search(query)
+        ]
+
+
 class _Harness(FakeHarness):
     """The fake's harness making stores of ``adapter`` (a manifest update or behaviour optional)."""
 
@@ -480,7 +563,7 @@ ADVERSARIES = (
         "text-only-filters",
         partial(_Harness, _TextOnlyFilters, search_semantics=BACKEND),
         "supported_filter_selects",
-        "search(filters={'lang': 7}) returned an item whose value differs",
+        "search(filters={'lang': 7000}, limit=14) returned an item whose value differs",
     ),
     Adversary(
         "native-option-filters",
@@ -610,6 +693,55 @@ ADVERSARIES = (
         partial(_Harness, _OneTagOnly, search_semantics=BACKEND),
         "tag_search_selects",
         "search(tags=['t-alpha', 't-beta']) returned an item tagged only 't-gamma'",
+    ),
+    Adversary(
+        "guard-on-listing-only",
+        partial(_Harness, _GuardOnListingOnly),
+        "limit_negative_rejected",
+        "search(text='conformance', tags=['t-negative'], limit=-1) returned 2 hits",
+    ),
+    Adversary(
+        "guard-on-listing-only",
+        partial(_Harness, _GuardOnListingOnly),
+        "limit_zero_without_io",
+        "search(text='conformance', tags=['t-zero'], limit=0) reached the transport",
+    ),
+    Adversary(
+        "guard-on-listing-only",
+        partial(_Harness, _GuardOnListingOnly),
+        "unsupported_filter_rejected",
+        "search(text='conformance', tags=['t-unsupported'], filters=",
+    ),
+    Adversary(
+        "filters-only-alone",
+        partial(_Harness, _FiltersOnlyAlone, search_semantics=BACKEND),
+        "supported_filter_selects",
+        "search(text='conformance', tags=['t-filter'], filters={'lang': 'match'}, limit=14) "
+        "returned an item whose value differs",
+    ),
+    Adversary(
+        "tags-only-alone",
+        partial(_Harness, _TagsOnlyAlone, search_semantics=BACKEND),
+        "tag_search_selects",
+        "search(text='conformance', tags=['t-alpha']) returned the item tagged only 't-beta'",
+    ),
+    Adversary(
+        "identity-filters",
+        partial(_Harness, _IdentityFilters, search_semantics=BACKEND),
+        "supported_filter_selects",
+        "search(filters={'lang': 'match'}, limit=14) missed the item whose metadata matches",
+    ),
+    Adversary(
+        "first-write-retrieved",
+        partial(_Harness, _FirstWriteRetrieved),
+        "search_visibility",
+        "retrieve() returned the replaced write's content and tags and metadata",
+    ),
+    Adversary(
+        "first-write-metadata-hits",
+        partial(_Harness, _FirstWriteMetadataHits),
+        "search_visibility",
+        "search(tags=['t-renamed']) returned the replaced write's metadata",
     ),
     Adversary(
         "cancelled-on-outage",
@@ -764,7 +896,7 @@ def test_many_supported_filter_keys_pass() -> None:
     assert (result.status, result.reason) == (
         "passed",
         "; ".join(
-            f"'{key}'={value!r}" for key in sorted(keys) for value in ("match", 7, True, None)
+            f"'{key}'={value!r}" for key in sorted(keys) for value in ("match", 7000, True, None)
         )
         + "; 'k00' and 'k01' together",
     )
