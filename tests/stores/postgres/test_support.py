@@ -30,7 +30,9 @@ def test_missing_postgresql_is_an_error_not_a_skip(
     """Without initdb anywhere, find_bindir raises (so every server test fails) and says why."""
     monkeypatch.setattr(shutil, "which", lambda _name: None)
     monkeypatch.setattr(postgres_support, "DEBIAN_ROOT", tmp_path)
-    with pytest.raises(RuntimeError, match=r"PostgreSQL is not installed .* make test, which installs it"):
+    with pytest.raises(
+        RuntimeError, match=r"PostgreSQL is not installed .* make test, which installs it"
+    ):
         postgres_support.find_bindir()
 
 
