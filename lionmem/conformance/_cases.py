@@ -91,15 +91,23 @@ DUPLICATED = "tags with a duplicate and an empty tag"
 UNSORTED_OBJECT = {"b": 1, "a": 2}
 """An object whose keys are not in sorted order (a store sorting keys, as jsonb does, changes it)."""
 CREATED_AT_TOLERANCE = 86_400.0  # seconds: a backend may keep time at day precision, not lose it
+EMPTIES = {"notes": ["a", ""], "steps": [], "title": ""}
+"""Empty values nested in an object (its keys sorted, as some stores keep them)."""
 NESTED_METADATA = {
     "source": "conformance",
     "nested": {"list": [1, 2.5, None, True, "ǅ"], "empty": {}},
     "zero": 0,
     "flag": False,
     "none": None,
+    "empties": EMPTIES,
 }
+DOTTED_METADATA = {"app.version": "1.2", "nested": {"a.b": ""}}
+"""Keys holding dots, which a store may refuse (a document store's field paths) but must not
+take for paths."""
 CONTENT_SHAPES: tuple[object, ...] = (
     {"k": [1, 2.5, None, True, "ǅ"], "n": {"deep": "x"}},
+    EMPTIES,
+    DOTTED_METADATA,
     [1, "two", {"three": None}],
     *BIG_INTS,
     {"big": BIG_INTS},
@@ -1045,7 +1053,7 @@ async def _metadata_round_trip(ctx: CaseContext) -> str | None:
     await ctx.store_item(item)
     candidates = tuple(
         (ctx.item(metadata=metadata), f"metadata {short(metadata)}")
-        for metadata in (BIG_METADATA, *NUMBER_METADATA)
+        for metadata in (BIG_METADATA, *NUMBER_METADATA, DOTTED_METADATA)
     )
 
     def problem(got: MemoryItem, stored: MemoryItem, refusable: bool) -> str | None:

@@ -9,7 +9,8 @@ lists and objects that are equal in Python but differ as JSON text, such as ``[1
 ``[1, 2]`` or ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}``), makes the index visible, and compares
 the ids, in order, of random queries (text ``None``/``""``/absent needles/substrings with changed
 case of any write's text, replaced ones too; tags ``None``/``[]``/subsets; filters on accepted keys
-only, mostly with values equal to a stored item's but written differently; non-negative limits).
+only, mostly with values equal to a stored item's but written differently, sometimes with a part
+of a stored list or object, which containment would select; non-negative limits).
 A write the adapter refuses with ``MemoryAdapterError`` (ADR-0093 D3 permits that for values it
 cannot represent) is left out of the reference, and no query is aimed at it.
 """
@@ -71,8 +72,24 @@ def _filter_value(rng: random.Random, metadata: dict[str, Any], key: str) -> Any
     value = metadata[key]
     if isinstance(value, str) and value in LOOKALIKES and rng.random() < 0.3:
         return rng.choice(LOOKALIKES[value])
+    if isinstance(value, list | dict) and value and rng.random() < 0.2:
+        return _part(rng, value)
     group = next(group for group in EQUAL_VALUES if value in group)
     return rng.choice([twin for twin in group if not same_value(twin, value)] or group)
+
+
+def _part(rng: random.Random, value: list[Any] | dict[str, Any]) -> Any:
+    """A part of a non-empty ``value`` that ``==`` tells apart from it, and that a service
+    matching by containment would select it for (jsonb's ``@>``, a document store matching an
+    element of an array): an element or a shorter list, an object with a key fewer, or with a
+    part of one of its values."""
+    if isinstance(value, list):
+        return rng.choice((rng.choice(value), value[:-1]))
+    key = rng.choice(list(value))
+    inner = value[key]
+    if isinstance(inner, list | dict) and inner and rng.random() < 0.5:
+        return {**value, key: _part(rng, inner)}
+    return {other: element for other, element in value.items() if other != key}
 
 
 def _text(rng: random.Random) -> str:
@@ -147,17 +164,22 @@ def random_query(
     elif roll < 0.55:
         tags = [rng.choice(TAG_POOL) for _ in range(rng.randint(1, 2))]
     filters: dict[str, Any] | None = None
+    target: MemoryItem | None = None
     roll = rng.random()
     if filter_keys and roll < 0.45:
         chosen = rng.sample(filter_keys, rng.randint(1, min(2, len(filter_keys))))
         aimed = [item for item in live if not set(chosen).isdisjoint(item.metadata)]
-        metadata = rng.choice(aimed).metadata if aimed else {}
+        target = rng.choice(aimed) if aimed else None
+        metadata = target.metadata if target is not None else {}
         filters = {key: _filter_value(rng, metadata, key) for key in chosen}
     elif roll < 0.55:
         filters = {}
-    return MemoryQuery(
-        text=_needle(rng, items), tags=tags, filters=filters, limit=rng.choice(LIMITS)
-    )
+    needle = _needle(rng, items)
+    if target is not None and rng.random() < 0.5:
+        # Text and tags the aimed item holds, so that the filters alone decide it.
+        needle = _needle(rng, [target])
+        tags = rng.choice((None, target.tags[:1] or None))
+    return MemoryQuery(text=needle, tags=tags, filters=filters, limit=rng.choice(LIMITS))
 
 
 def _ids(ids: list[UUID]) -> str:
