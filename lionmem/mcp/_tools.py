@@ -321,10 +321,14 @@ def _changed(item: dict[str, Any]) -> str | None:
 
 
 def _pydantic_problems(error: ValidationError) -> str:
-    return "; ".join(
+    """The first ``_MAX_REPORTED`` problems of ``error``, and how many more there are."""
+    problems = error.errors(include_url=False, include_context=False, include_input=False)
+    shown = "; ".join(
         _cut(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}", _PROBLEM_CHARS)
-        for e in error.errors()
+        for e in problems[:_MAX_REPORTED]
     )
+    more = error.error_count() - _MAX_REPORTED
+    return shown + (f"; and {more} more" if more > 0 else "")
 
 
 def _cut(text: str, most: int) -> str:

@@ -5,7 +5,8 @@ timeout. The server answers Parse error for a line that is not JSON, Invalid Req
 that is not a message (a batch, params that are no object, a version other than 2.0, an id
 the SDK reads as none), with the request's id when the line shows it; a blank line is skipped, and so is a line that
 is a client's response (JSON-RPC answers none). A request whose params its method refuses gets
-Invalid params naming each parameter at fault and what is wrong with it.
+Invalid params naming the parameters at fault and what is wrong with each (the first five, and
+how many more).
 """
 
 from __future__ import annotations
@@ -84,6 +85,31 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
             -32602,
             "Invalid request parameters: params.arguments: Input should be a valid dictionary; "
             "params.name: Input should be a valid string",
+        ),
+    ),
+    (  # many problems: the first five are named, the rest counted
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 20,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "1", "icons": [1] * 100_000},
+                },
+            }
+        ).encode(),
+        _error(
+            20,
+            -32602,
+            "Invalid request parameters: "
+            + "; ".join(
+                f"params.clientInfo.icons.{n}: Input should be a valid dictionary or instance "
+                "of Icon"
+                for n in range(5)
+            )
+            + "; and 99995 more",
         ),
     ),
     (
