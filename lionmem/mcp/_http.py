@@ -288,8 +288,9 @@ class _WholeBody:
     it before asking for the body (so before ``100 Continue``), and no time is spent reading it.
     A body not whole within ``BODY_SECONDS`` gets 408, and the connection closes. A message
     posted with an id the SDK cannot read gets 400 and ``ODD_ID``, where the SDK would drop it;
-    a request with the id of one of its session still running gets 400 and an Invalid Request
-    naming the id, where the SDK would send one answer for the two and leave the other waiting.
+    a request with the id of one of its session still running (the same text: ``1`` and ``"1"``
+    are one id to the SDK) gets 400 and an Invalid Request naming the id, where the SDK would
+    send one answer for the two and leave the other waiting.
     A DELETE ending a session waits until the requests of the session already posted are
     answered, and any request of that session posted meanwhile gets 404 (``_ENDING``): the SDK
     would answer the first 500, and fail the others with a traceback, once the session's streams
@@ -377,7 +378,8 @@ class _WholeBody:
     ) -> None:
         key = None
         if request_id is not None:
-            key = (session, json.dumps(request_id))
+            # The SDK routes an answer by the text of its id: to it, 1 and "1" are one id.
+            key = (session, str(request_id))
             if key in self._running:
                 await _refuse(_id_in_use(request_id), scope, receive, send)
                 return
@@ -434,8 +436,8 @@ def _id_in_use(request_id: str | int) -> types.JSONRPCError:
     """Invalid Request, with id null (the id is the running request's): a request reusing the id
     of one of its session still running."""
     return invalid_request(
-        f"Invalid Request: id {json.dumps(request_id)} is that of a request of this session "
-        "still running; give each request an id of its own"
+        f"Invalid Request: id {json.dumps(request_id)} is, as text, that of a request of this "
+        "session still running; give each request an id of its own"
     )
 
 

@@ -174,9 +174,9 @@ def test_a_write_whose_client_left_runs_to_its_end(protocol: str, tmp_path: Path
 def test_a_request_reusing_the_id_of_one_running_in_its_session_is_refused(
     tmp_path: Path,
 ) -> None:
-    """While a request runs, another of its session with the same id gets 400 and an Invalid
-    Request naming the id, at once; the running one is answered as ever, and its id may be used
-    again once it is."""
+    """While a request runs, another of its session with the same id (or the same id as text:
+    the SDK answers by it) gets 400 and an Invalid Request naming the id, at once; the running
+    one is answered as ever, and its id may be used again once it is."""
     gate = tmp_path / "gate"
     gate.mkdir()
     db = tmp_path / "memory.db"
@@ -192,21 +192,25 @@ def test_a_request_reusing_the_id_of_one_running_in_its_session_is_refused(
         _wait_for((gate / "held").exists)
         count = call_request(request["id"], "memory_count", {})
         again = httpx2.post(url, json=count, headers=headers, timeout=30)
+        as_text = httpx2.post(
+            url, json={**count, "id": str(count["id"])}, headers=headers, timeout=30
+        )
         (gate / "released").touch()
         waiting.join()
         reused = httpx2.post(url, json=count, headers=headers, timeout=30)
-    assert (again.status_code, again.json()) == (
-        400,
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32600,
-                "message": "Invalid Request: id 2 is that of a request of this session still "
-                "running; give each request an id of its own",
+    for refused, shown in ((again, "2"), (as_text, '"2"')):
+        assert (refused.status_code, refused.json()) == (
+            400,
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {
+                    "code": -32600,
+                    "message": f"Invalid Request: id {shown} is, as text, that of a request of "
+                    "this session still running; give each request an id of its own",
+                },
             },
-        },
-    )
+        )
     (answer,) = answers
     assert (answer.status_code, answer.json()["id"]) == (200, 2)
     assert (reused.status_code, reused.json()["result"]["structuredContent"]) == (
