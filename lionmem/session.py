@@ -200,13 +200,15 @@ class Session(Element):
             self.default_branch = branch
         return branch
 
-    def remove_branch(self, branch: Branch | UUID | str) -> None:
+    def remove_branch(self, branch: Branch | UUID | str, delete: bool = False) -> None:
         """Release a branch (given as itself, its id or its id string); it keeps its store.
 
         Its owner is cleared, its ``user`` is reset only if it is still this session's id, and a
         removed default branch is replaced by the first remaining branch, or None. An unknown
-        branch raises ``BranchNotFoundError`` (a ``LookupError``) naming it.
+        branch raises ``BranchNotFoundError`` (a ``LookupError``) naming it. ``delete`` is
+        taken as lionagi's is, and changes nothing there either.
         """
+        del delete  # lionagi's changes nothing observable (a branch keeps its messages and logs)
         if not isinstance(branch, Branch | UUID | str):
             msg = f"remove_branch() takes a Branch, a UUID or an id string, got {type(branch).__qualname__}"
             raise TypeError(msg)

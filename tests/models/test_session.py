@@ -578,6 +578,27 @@ def test_remove_branch_by_object_or_id(form: Any) -> None:
     assert len(session.branches) == 1
 
 
+@pytest.mark.parametrize(
+    "remove",
+    [
+        lambda s, b: s.remove_branch(b, delete=True),
+        lambda s, b: s.remove_branch(b, True),
+        lambda s, b: s.remove_branch(b, delete=False),
+    ],
+    ids=["delete=True", "True", "delete=False"],
+)
+def test_remove_branch_takes_delete_and_changes_nothing_with_it(
+    remove: Callable[[Session, Branch], None],
+) -> None:
+    """``delete``, as lionagi's remove_branch takes it, changes nothing observable."""
+    session = Session()
+    branch = session.new_branch()
+    store = branch.memory
+    remove(session, branch)
+    assert (owner(branch), branch.user, branch in session.branches) == (None, None, False)
+    assert branch.memory is store is session.memory
+
+
 def test_remove_branch_releases_the_branch() -> None:
     """A removed branch has no owner and no user, and keeps its store."""
     session = Session()
