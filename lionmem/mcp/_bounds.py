@@ -3,17 +3,19 @@
 A result goes out twice, as structured content and as its JSON text in a text block, so a value
 costs its JSON plus that JSON escaped as a string. JSON string escaping works character by
 character, so the cost of a whole list is the sum of its entries' costs (plus a comma each,
-counted in both copies). Counting uses ``pydantic_core.to_json``, the serializer the MCP SDK
-writes with, so the count is the size on the wire. ``ENVELOPE`` bytes are kept for everything
-around the result: the JSON-RPC framing, the request id and the SDK's own fields. A request
-is capped as it arrives (a stdin line, an HTTP body), before anything parses it. Nesting is
-capped too: the SDK's JSON parser reads at most ``MAX_NESTING`` levels of arrays and objects
-around a value. A server's answers other than tool results are bounded in advance, the largest being its list
-of tools, so a server's response cap must hold that one (``min_response_bytes``).
+counted in both copies). Counting takes the longer of the two serializers the MCP SDK writes
+with (``json_bytes``), so the count is at least the size on the wire, whatever the transport.
+``ENVELOPE`` bytes are kept for everything around the result: the JSON-RPC framing, the request
+id and the SDK's own fields. A request is capped as it arrives (a stdin line, an HTTP body),
+before anything parses it. Nesting is capped too: the SDK's JSON parser reads at most
+``MAX_NESTING`` levels of arrays and objects around a value. A server's answers other than tool
+results are bounded in advance, the largest being its list of tools, so a server's response cap
+must hold that one (``min_response_bytes``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic_core import to_json
@@ -35,6 +37,7 @@ __all__ = [
     "check_request_cap",
     "check_server_limits",
     "cost",
+    "json_bytes",
     "min_response_bytes",
     "nesting",
     "result_size",
@@ -86,16 +89,26 @@ def nesting(value: Any) -> int:
     return deepest
 
 
+def json_bytes(value: Any) -> int:
+    """Return the length of the longer of the JSON texts of ``value`` the MCP SDK writes:
+    pydantic's (UTF-8: over stdio and HTTP's 2025-11-25 protocol) or the ``json`` module's
+    (every character outside ASCII escaped, in 6 or 12 bytes, and floats as Python writes them:
+    HTTP's 2026-07-28 protocol)."""
+    compact = len(to_json(value))
+    try:
+        return max(compact, len(json.dumps(value, separators=(",", ":"))))
+    except ValueError:  # an integer past Python's digit limit, which that protocol cannot send
+        return compact
+
+
 def cost(value: Any) -> int:
     """Return what ``value`` adds to a response as one entry of a list in the result."""
-    text = to_json(value)
-    return len(text) + len(to_json(text.decode())) + 2
+    return json_bytes(value) + json_bytes(to_json(value).decode()) + 2
 
 
 def result_size(structured: Any) -> int:
     """Return the bytes of a result carrying ``structured`` and its JSON text, envelope included."""
-    text = to_json(structured)
-    return ENVELOPE + len(text) + len(to_json(text.decode()))
+    return ENVELOPE + json_bytes(structured) + json_bytes(to_json(structured).decode())
 
 
 def _search_need(max_limit: int) -> int:

@@ -50,6 +50,7 @@ from lionmem.mcp._bounds import (
     SEARCH_NESTING,
     check_limits,
     cost,
+    json_bytes,
     nesting,
     result_size,
 )
@@ -410,9 +411,10 @@ class MemoryTools:
 
     def _error(self, message: str) -> ToolResult:
         """An error result of ``message``, cut to fit the response cap if it must be."""
-        if ENVELOPE + len(to_json(message)) > self.max_bytes:
-            # JSON writes a character in at most 6 bytes (\u001f); 64 bytes for the rest.
-            message = _cut(message, max(self.max_bytes - ENVELOPE - 64, 0) // 6)
+        if ENVELOPE + json_bytes(message) > self.max_bytes:
+            # JSON writes a character in at most 12 bytes (an escaped surrogate pair); 64 bytes
+            # for the rest.
+            message = _cut(message, max(self.max_bytes - ENVELOPE - 64, 0) // 12)
         return ToolResult(None, message, is_error=True)
 
     def _fits(self, structured: Structured, what: str) -> Structured:

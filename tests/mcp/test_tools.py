@@ -294,21 +294,22 @@ async def test_an_unknown_tool_of_a_huge_name_is_named_cut() -> None:
     )
 
 
-@pytest.mark.parametrize("max_bytes", [ENVELOPE + SEARCH_FRAME, 5000, 300_000, 700_000])
+@pytest.mark.parametrize("max_bytes", [ENVELOPE + SEARCH_FRAME, 5000, 300_000, 1_300_000])
 async def test_any_error_fits_the_response_cap(max_bytes: int) -> None:
-    """A store error of any length (here 100,000 control characters, six bytes each in JSON)
-    is cut to fit the cap, saying how long it was; one that fits is whole."""
-    message = "\x01" * 100_000
+    """A store error of any length (here 100,000 emoji, twelve bytes each in JSON that escapes
+    every character outside ASCII) is cut to fit the cap, saying how long it was; one that fits
+    is whole."""
+    message = "\U0001f981" * 100_000
     tools = MemoryTools(
         _FailingStore(MemoryAdapterError(message)), max_limit=0, max_bytes=max_bytes
     )
     text = error(await tools.call("memory_search", {}))
     whole = f"the store failed: {message}"
-    assert ENVELOPE + len(to_json(text)) <= max_bytes
-    if max_bytes == 700_000:  # room for 600,000 bytes of escapes
+    assert ENVELOPE + len(json.dumps(text)) <= max_bytes
+    if max_bytes == 1_300_000:  # room for 1,200,000 bytes of escapes
         assert text == whole
     else:
-        kept = (max_bytes - ENVELOPE - 64) // 6
+        kept = (max_bytes - ENVELOPE - 64) // 12
         assert text == f"{whole[:kept]}… ({len(whole)} characters in all)"
 
 
