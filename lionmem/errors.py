@@ -32,9 +32,10 @@ class MemoryAdapterError(RuntimeError):
 class UnsupportedMemoryQuery(MemoryAdapterError):
     """The query asks for something the adapter cannot do; nothing was sent to the backend.
 
-    ``rejected_keys`` holds every rejected filter key (and ``"limit"`` for a negative limit),
-    sorted and de-duplicated; the message lists them in the same order. A single string is one
-    key, not a sequence of one-letter keys.
+    ``rejected_keys`` holds every rejected filter key (and ``"limit"`` for a negative limit,
+    ``"tags"`` for more tags than a store takes in one query), sorted and de-duplicated; the
+    message lists them in the same order. A single string is one key, not a sequence of
+    one-letter keys.
     """
 
     rejected_keys: tuple[str, ...]

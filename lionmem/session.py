@@ -116,7 +116,10 @@ class Session(Element):
     default_branch: Branch | None = Field(
         default=None,
         exclude=True,
-        description="The branch used when none is named: the first one included unless given.",
+        description=(
+            "The branch used when none is named: the one given, else a new branch included "
+            "last; once it is removed, the first remaining branch."
+        ),
     )
     name: str = Field(default="Session", description="A label for the session.")
     user: UUID | str | None = Field(
@@ -156,7 +159,8 @@ class Session(Element):
         return _store_of(self)
 
     def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
-        """Take in one branch or an iterable of them; nothing changes if one is owned by another session.
+        """Take in one branch or an iterable of them; ``ValueError``, and nothing changes, if one
+        is owned by another session.
 
         Each branch joins ``branches`` (if absent), is owned by this session, gets this session's
         id as ``user``, adopts this session's store only if it has none (first claim wins) and

@@ -1,4 +1,5 @@
-"""Pile: ordered, UUID-keyed, create-or-replace, with a subclass-accepting type check (SEMANTICS.md §5.5)."""
+"""Pile: ordered, UUID-keyed, create-or-replace, with a subclass-accepting type check (SEMANTICS.md §5.5),
+and iteration over the items present when it started (L14)."""
 
 from __future__ import annotations
 
