@@ -13,7 +13,7 @@ import inspect
 import json
 import unicodedata
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID, uuid4
 
 from pydantic import ValidationError
@@ -25,7 +25,6 @@ from lionmem.conformance._context import (
     CaseNotApplicable,
     query_text,
 )
-from lionmem.conformance._harness import CorruptsResponses, PlantsForeignRecords, RejectsWrites
 from lionmem.conformance._reference import reference_search_profile
 from lionmem.conformance._values import mismatch, same_value, short
 from lionmem.errors import MemoryAdapterError, MemoryAdapterUnavailable, UnsupportedMemoryQuery
@@ -169,6 +168,13 @@ def _first_difference(got: MemoryItem, stored: MemoryItem, names: tuple[str, ...
         if not same_value(getattr(got, name), getattr(stored, name)):
             return name
     return None
+
+
+def _hook(harness: object, name: str) -> Callable[[], Awaitable[Any]] | None:
+    """The optional hook ``name`` of ``harness``, or ``None`` when it is left out: absent, or
+    set to ``None`` on its class or on the harness itself."""
+    hook: Callable[[], Awaitable[Any]] | None = getattr(harness, name, None)
+    return hook
 
 
 def _filter_key(manifest: MemoryAdapterManifest) -> str | None:
@@ -419,10 +425,11 @@ async def _unknown_id_returns_none(ctx: CaseContext) -> str | None:
 )
 async def _foreign_record_returns_none(ctx: CaseContext) -> str | None:
     harness = ctx.harness
-    if not isinstance(harness, PlantsForeignRecords):
+    make_foreign_record = _hook(harness, "make_foreign_record")
+    if make_foreign_record is None:
         msg = "the harness cannot plant a non-memory record (it has no make_foreign_record)"
         raise CaseNotApplicable(msg)
-    foreign = await harness.make_foreign_record()
+    foreign = await make_foreign_record()
     got = await ctx.retrieve(foreign)
     if got is not None:
         msg = (
@@ -1355,10 +1362,11 @@ def _same_manifest(ctx: CaseContext, when: str) -> None:
 )
 async def _rejected_write_raises(ctx: CaseContext) -> str | None:
     harness = ctx.harness
-    if not isinstance(harness, RejectsWrites):
+    make_writes_rejected = _hook(harness, "make_writes_rejected")
+    if make_writes_rejected is None:
         msg = "the harness cannot make the service refuse writes (it has no make_writes_rejected)"
         raise CaseNotApplicable(msg)
-    await harness.make_writes_rejected()
+    await make_writes_rejected()
     item = ctx.item()
     try:
         returned = await ctx.store.store(item)
@@ -1386,12 +1394,13 @@ async def _rejected_write_raises(ctx: CaseContext) -> str | None:
 )
 async def _malformed_response_raises(ctx: CaseContext) -> str | None:
     harness = ctx.harness
-    if not isinstance(harness, CorruptsResponses):
+    make_responses_malformed = _hook(harness, "make_responses_malformed")
+    if make_responses_malformed is None:
         msg = "the harness cannot corrupt service responses (it has no make_responses_malformed)"
         raise CaseNotApplicable(msg)
     await _every_call_raises(
         ctx,
-        harness.make_responses_malformed,
+        make_responses_malformed,
         MemoryAdapterError,
         "ADR-0093 D4: a malformed service payload raises MemoryAdapterError (native error chained)",
     )

@@ -328,6 +328,26 @@ def test_run_takes_decorated_coroutines_and_hooks_set_to_none() -> None:
     assert foreign.status == "not_applicable"
 
 
+class _HooksLeftOutOnTheInstance(FakeHarness):
+    """A harness that leaves out its optional hooks on the instance, as one serving a live
+    service would when it cannot make that service misbehave."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.make_foreign_record = None  # type: ignore[assignment]  # the point: left out
+        self.make_writes_rejected = None  # type: ignore[assignment]  # the point: left out
+        self.make_responses_malformed = None  # type: ignore[assignment]  # the point: left out
+
+
+def test_hooks_set_to_none_on_the_instance_are_left_out() -> None:
+    """A hook set to None on the harness itself is left out as one set on its class: each of
+    its cases is not applicable, and the run passes."""
+    report = asyncio.run(run(_HooksLeftOutOnTheInstance()))
+    assert report.ok, report.failed
+    hooked = ("foreign_record_returns_none", "rejected_write_raises", "malformed_response_raises")
+    assert [report.result(case).status for case in hooked] == ["not_applicable"] * 3
+
+
 def test_hung_case_fails_at_its_deadline() -> None:
     """A case that never finishes fails with the timeout in the reason."""
     result = asyncio.run(run_case(_HangingHarness(), "protocols", timeout=0.05))
