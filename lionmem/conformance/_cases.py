@@ -9,7 +9,6 @@ A case never passes silently for lack of a precondition.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ from lionmem.conformance._context import (
     CaseContext,
     CaseFailed,
     CaseNotApplicable,
+    coroutine_method,
     query_text,
 )
 from lionmem.conformance._reference import reference_search_profile
@@ -241,7 +241,7 @@ async def _protocols(ctx: CaseContext) -> str | None:
         msg = f"{type(store).__name__} does not satisfy ExternalMemoryStore (no manifest property)"
         raise CaseFailed(msg)
     for method in ("store", "retrieve", "search"):
-        if not inspect.iscoroutinefunction(getattr(store, method)):
+        if not coroutine_method(getattr(store, method)):
             msg = f"{type(store).__name__}.{method} is not a coroutine function (ADR-0092 D2: async methods)"
             raise CaseFailed(msg)
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ __all__ = [
     "CaseFailed",
     "CaseNotApplicable",
     "checked_manifest",
+    "coroutine_method",
     "query_text",
 ]
 
@@ -275,3 +277,11 @@ def query_text(query: MemoryQuery) -> str:
     """Return a query's non-default fields as ``name=value, ...``, as failure messages show calls."""
     fields = query.model_dump(exclude_defaults=True)
     return ", ".join(f"{key}={short(value)}" for key, value in fields.items())
+
+
+def coroutine_method(method: object) -> bool:
+    """Whether calling ``method`` gives a coroutine to await: it is a coroutine function, or one
+    is under its ``functools.wraps`` decorators."""
+    return callable(method) and (
+        inspect.iscoroutinefunction(method) or inspect.iscoroutinefunction(inspect.unwrap(method))
+    )

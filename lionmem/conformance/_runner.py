@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Iterable
 
 from pydantic import ValidationError
@@ -15,6 +14,7 @@ from lionmem.conformance._context import (
     CaseFailed,
     CaseNotApplicable,
     checked_manifest,
+    coroutine_method,
 )
 from lionmem.conformance._harness import MemoryAdapterHarness
 from lionmem.conformance._report import CaseResult, CaseStatus, ConformanceReport
@@ -74,11 +74,9 @@ def check_harness(harness: object) -> None:
 
 
 def _is_async(method: object) -> bool:
-    """Whether ``method`` is a coroutine function, seen through ``functools.wraps`` decorators;
-    ``None`` (a hook left out) counts as one."""
-    if method is None:
-        return True
-    return callable(method) and inspect.iscoroutinefunction(inspect.unwrap(method))
+    """Whether ``method`` is a coroutine method (``coroutine_method``); ``None`` (a hook left
+    out) counts as one."""
+    return method is None or coroutine_method(method)
 
 
 def _cancelled_from_outside() -> bool:

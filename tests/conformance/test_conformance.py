@@ -31,7 +31,7 @@ from lionmem.conformance import (
     run_case,
 )
 from lionmem.conformance._reference import random_query
-from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeService
+from lionmem.conformance.fake import FakeBehaviour, FakeHarness, FakeMemoryAdapter, FakeService
 
 D2_ROWS = {
     "Structural surface",
@@ -346,6 +346,44 @@ def test_hooks_set_to_none_on_the_instance_are_left_out() -> None:
     assert report.ok, report.failed
     hooked = ("foreign_record_returns_none", "rejected_write_raises", "malformed_response_raises")
     assert [report.result(case).status for case in hooked] == ["not_applicable"] * 3
+
+
+def _asyncified(method: Callable[..., Any]) -> Callable[..., Any]:
+    """An async wrapper over a plain function, keeping its identity (functools.wraps)."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return method(*args, **kwargs)
+
+    return wrapper
+
+
+class _WrappedStore(FakeMemoryAdapter):
+    """A store whose store() is an async method under a plain functools.wraps decorator."""
+
+    @_wrapped
+    async def store(self, item: MemoryItem) -> UUID:
+        return await super().store(item)
+
+
+class _WrappedHarness(FakeHarness):
+    """A harness whose reset is a plain function under an async wrapper, making stores whose
+    store() is under a plain decorator."""
+
+    @_asyncified
+    def reset(self) -> None:
+        self.service.reset()
+
+    async def make_store(self) -> FakeMemoryAdapter:
+        return _WrappedStore(self.service, self.manifest, self.behaviour)
+
+
+def test_a_coroutine_under_any_functools_wraps_layer_is_a_coroutine_method() -> None:
+    """An async wrapper over a plain function, and a plain wrapper over a coroutine function,
+    are both coroutine methods: on the harness and on the store alike."""
+    report = asyncio.run(run(_WrappedHarness()))
+    assert report.ok, report.failed
+    assert report.result("protocols").status == "passed"
 
 
 def test_hung_case_fails_at_its_deadline() -> None:
