@@ -1,5 +1,7 @@
 """pytest plugin: one fixture named ``memory_adapter_harness`` turns into the whole conformance suite.
 
+The fixture may also be named so with ``pytest.fixture(name="memory_adapter_harness")``.
+
 Installed with lionmem (entry point ``pytest11``), so an adapter's test module needs only::
 
     @pytest.fixture
@@ -166,12 +168,23 @@ def _suite_for(owner: object) -> type:
     )
 
 
+def _fixture_name(obj: object) -> str | None:
+    """The name ``pytest.fixture(name=...)`` gave the fixture ``obj``, if it is one."""
+    # pytest keeps the fixture's marker on what the decorator returns: as
+    # ``_fixture_function_marker`` since pytest 8.4, ``_pytestfixturefunction`` before.
+    marker = getattr(obj, "_fixture_function_marker", None) or getattr(
+        obj, "_pytestfixturefunction", None
+    )
+    name = getattr(marker, "name", None)
+    return name if isinstance(name, str) else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(
     collector: pytest.Module | pytest.Class, name: str, obj: object
 ) -> pytest.Class | None:
     """Add the suite class beside a ``memory_adapter_harness`` fixture definition."""
-    if name != FIXTURE:
+    if FIXTURE not in (name, _fixture_name(obj)):
         return None
     owner = collector.obj
     if SUITE_CLASS in vars(owner):

@@ -100,6 +100,14 @@ LYING = """
     def memory_adapter_harness():
         return FakeHarness(FakeBehaviour(eventual_search=True), manifest=declared_manifest())
 """
+NAMED = """
+    import pytest
+    from lionmem.conformance.fake import FakeHarness
+
+    @pytest.fixture(name="memory_adapter_harness")
+    def harness_fixture():
+        return FakeHarness()
+"""
 IN_A_CLASS = """
     import pytest
     from lionmem.conformance.fake import FakeHarness
@@ -136,6 +144,15 @@ REVERSED = """
 def test_one_fixture_gives_every_case_as_a_test(tmp_path: Path) -> None:
     """An author module with only the fixture collects one test per case."""
     run = _pytest(tmp_path, HONEST, "--collect-only")
+    collected = [line for line in run.stdout.splitlines() if "::test_conformance[" in line]
+    assert collected == [
+        f"test_adapter.py::{SUITE_CLASS}::test_conformance[{case.name}]" for case in CASES
+    ]
+
+
+def test_a_fixture_named_with_name_gives_every_case_as_a_test(tmp_path: Path) -> None:
+    """A fixture given its name with ``pytest.fixture(name=...)`` switches the suite on too."""
+    run = _pytest(tmp_path, NAMED, "--collect-only")
     collected = [line for line in run.stdout.splitlines() if "::test_conformance[" in line]
     assert collected == [
         f"test_adapter.py::{SUITE_CLASS}::test_conformance[{case.name}]" for case in CASES
