@@ -14,7 +14,7 @@ import copy
 import re
 import struct
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple, cast
@@ -22,7 +22,13 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import MemoryAdapterError, MemoryAdapterUnavailable, MemoryItem, MemoryQuery
+from lionmem import (
+    MemoryAdapterError,
+    MemoryAdapterManifest,
+    MemoryAdapterUnavailable,
+    MemoryItem,
+    MemoryQuery,
+)
 from lionmem.conformance import ConformanceReport, run
 from lionmem.conformance.fake import (
     FakeBehaviour,
@@ -521,6 +527,23 @@ def _containment_harness() -> FakeHarness:
     return harness
 
 
+class _PassThroughManifest(MemoryAdapterManifest):
+    """A manifest whose methods take every '$'-key, which its supported_filters do not list."""
+
+    def supports_filter(self, key: str) -> bool:
+        return key.startswith("$") or super().supports_filter(key)
+
+    def unsupported_filters(self, keys: Iterable[str]) -> tuple[str, ...]:
+        return tuple(key for key in super().unsupported_filters(keys) if not key.startswith("$"))
+
+
+def _pass_through_harness() -> FakeHarness:
+    """The native-option store under a manifest subclass whose methods say it takes '$'-keys."""
+    harness = _Harness(_NativeOptionFilters)
+    harness.manifest = _PassThroughManifest(**harness.manifest.model_dump())
+    return harness
+
+
 class _Harness(FakeHarness):
     """The fake's harness making stores of ``adapter`` (a manifest update or behaviour optional)."""
 
@@ -815,6 +838,12 @@ ADVERSARIES = (
         partial(_Harness, _DottedPaths),
         "metadata_round_trip",
         "returned metadata {'app': {'version': '1.2'}",
+    ),
+    Adversary(
+        "pass-through-manifest",
+        _pass_through_harness,
+        "unsupported_filter_rejected",
+        "search(filters={'$or': 'x', '$where': 'x', 'lang': 'x', 'min_score': 'x'}) returned 0 hits",
     ),
     Adversary(
         "cancelled-on-outage",
