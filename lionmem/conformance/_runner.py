@@ -79,6 +79,11 @@ def _is_async(method: object) -> bool:
     return method is None or coroutine_method(method)
 
 
+_STOPS_THE_RUN = (KeyboardInterrupt, SystemExit)
+"""What ends the run wherever it is raised (Ctrl-C, an exit); any other exception of the adapter
+or the harness, a ``BaseException`` subclass of its own included, fails the case it happens in."""
+
+
 def _cancelled_from_outside() -> bool:
     """Whether the running task itself is being cancelled (not merely met a CancelledError).
 
@@ -149,7 +154,9 @@ async def run_case(  # noqa: PLR0913 - the harness, the case and four keyword-on
         if deadline.expired():
             return result("failed", f"the case did not finish within {timeout} s")
         return result("failed", f"unexpected TimeoutError: {exc}")
-    except (Exception, asyncio.CancelledError) as exc:
+    except _STOPS_THE_RUN:
+        raise
+    except BaseException as exc:  # an adapter's own BaseException subclass fails the case too
         return result("failed", _unexpected(exc))
     return result("passed", detail)
 
@@ -163,12 +170,14 @@ async def close_harness(harness: MemoryAdapterHarness, timeout: float | None) ->
         if deadline.expired():
             return f"the harness's close() did not finish within {timeout} s"
         return f"the harness's close() raised TimeoutError: {exc}"
-    except Exception as exc:
-        return f"the harness's close() raised {type(exc).__name__}: {exc}"
     except asyncio.CancelledError as exc:
         if _cancelled_from_outside():
             raise
         return f"the harness's close() raised CancelledError (the run was not cancelled): {exc}"
+    except _STOPS_THE_RUN:
+        raise
+    except BaseException as exc:
+        return f"the harness's close() raised {type(exc).__name__}: {exc}"
     return None
 
 
@@ -212,12 +221,14 @@ async def run(
         try:
             async with asyncio.timeout(timeout):
                 manifest: MemoryAdapterManifest | None = (await _open(harness))[1]
-        except Exception:
-            manifest = None  # every case then fails with its own account of what went wrong
         except asyncio.CancelledError:
             if _cancelled_from_outside():
                 raise
             manifest = None
+        except _STOPS_THE_RUN:
+            raise
+        except BaseException:
+            manifest = None  # every case then fails with its own account of what went wrong
         results = [
             await run_case(
                 harness, case, seed=seed, examples=examples, timeout=timeout, manifest=manifest

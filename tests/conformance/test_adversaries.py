@@ -219,6 +219,18 @@ class _CancelledOnOutage(FakeMemoryAdapter):
             raise asyncio.CancelledError from exc
 
 
+class _LibraryAbort(BaseException):
+    """A client library's own BaseException subclass (as some use to unwind their task groups)."""
+
+
+class _RaisesItsOwnBaseException(FakeMemoryAdapter):
+    """Raises a BaseException subclass of its client library from retrieve()."""
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        msg = "the client library gave up"
+        raise _LibraryAbort(msg)
+
+
 class _DowngradesWhenDown(FakeMemoryAdapter):
     """Shows an eventual-search manifest while the service is down."""
 
@@ -844,6 +856,12 @@ ADVERSARIES = (
         _pass_through_harness,
         "unsupported_filter_rejected",
         "search(filters={'$or': 'x', '$where': 'x', 'lang': 'x', 'min_score': 'x'}) returned 0 hits",
+    ),
+    Adversary(
+        "own-base-exception",
+        partial(_Harness, _RaisesItsOwnBaseException),
+        "unknown_id_returns_none",
+        "unexpected _LibraryAbort: the client library gave up",
     ),
     Adversary(
         "cancelled-on-outage",
