@@ -17,6 +17,7 @@ import collections
 import contextlib
 import json
 import random
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, NoReturn, Self, TypeVar
@@ -316,7 +317,9 @@ class PostgresMemoryStore:
         self._prepared = False
         self._analysed = False
         self._closed = False
-        self._schema: str | None = None  # quoted: where the first connection found its tables
+        self._pin = _SchemaPin()
+        # Ends the connections of the pool the store made, if the store is dropped unclosed.
+        self._abandon: weakref.finalize[[Any], PostgresMemoryStore] | None = None
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
@@ -403,24 +406,13 @@ class PostgresMemoryStore:
                         command_timeout=self._command_timeout,
                         server_settings=SERVER_SETTINGS,
                         reset=_keep_session,
-                        init=self._pin_schema,
+                        init=self._pin,
                     )
                 except Exception as exc:
                     raise _translate(exc, self._where()) from exc
+                # The pool holds nothing of the store, so a store dropped unclosed is collected.
+                self._abandon = weakref.finalize(self, _end_abandoned, self._pool)
         return self._pool
-
-    async def _pin_schema(self, conn: Any) -> None:
-        """Pool init: search only the schema that the store's first connection found first on
-        its ``search_path``, so that tables dropped from it are found missing (and created there
-        again), never found further along the path (another application's)."""
-        if self._schema is None:
-            name, quoted = await conn.fetchrow(
-                "SELECT current_schema(), quote_ident(current_schema())"
-            )
-            if name is None or name.startswith("pg_temp"):
-                return  # prepare refuses it; the next new connection looks again
-            self._schema = quoted
-        await conn.execute(f"SET search_path = {self._schema}")
 
     async def _acquire(self, pool: Any) -> Any:
         try:
@@ -647,6 +639,8 @@ class PostgresMemoryStore:
     async def _close_pool(self) -> None:
         pool, self._pool = self._pool, None
         self._pool_closed = True
+        if self._abandon is not None:
+            self._abandon.detach()
         if pool is not None and self._owns_pool:
             try:
                 await asyncio.wait_for(pool.close(), self._command_timeout)
@@ -890,6 +884,33 @@ class PostgresMemoryStore:
                 yield item
             if len(rows) < batch_size:
                 return
+
+
+class _SchemaPin:
+    """Pool init: search only the schema that the store's first connection found first on its
+    ``search_path``, so that tables dropped from it are found missing (and created there again),
+    never found further along the path (another application's). The pool holds it, not the
+    store."""
+
+    def __init__(self) -> None:
+        self.quoted: str | None = None  # where the first connection found its tables
+
+    async def __call__(self, conn: Any) -> None:
+        if self.quoted is None:
+            name, quoted = await conn.fetchrow(
+                "SELECT current_schema(), quote_ident(current_schema())"
+            )
+            if name is None or name.startswith("pg_temp"):
+                return  # prepare refuses it; the next new connection looks again
+            self.quoted = quoted
+        await conn.execute(f"SET search_path = {self.quoted}")
+
+
+def _end_abandoned(pool: Any) -> None:
+    """Finalizer of a store dropped without ``close()``: end the connections of the pool it made
+    at once (no event loop may be there to close them politely), so the server sees them go."""
+    with contextlib.suppress(Exception):  # its event loop may be closed: the sockets still close
+        pool.terminate()
 
 
 async def _nothing(conn: Any) -> None:

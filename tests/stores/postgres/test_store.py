@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import pickle
 import socket
 import threading
@@ -1196,6 +1197,37 @@ async def test_a_connection_the_server_ended_while_idle_is_replaced(postgres_dsn
     finally:
         await admin.close()
     assert answers == [(1, 0)] * 20
+
+
+async def test_a_store_dropped_unclosed_ends_the_connections_of_its_pool(
+    postgres_dsn: str,
+) -> None:
+    """A store dropped without close() ends the connections of the pool it made once it is
+    collected (the server sees them go); a pool passed in stays the caller's, open."""
+    mine = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE application_name = 'lionmem' AND datname = current_database()"
+    )
+    admin = await asyncpg.connect(postgres_dsn)
+    settings = {**SERVER_SETTINGS, "application_name": "caller"}
+    pool = await asyncpg.create_pool(postgres_dsn, min_size=1, max_size=1, server_settings=settings)
+    try:
+        store = PostgresMemoryStore(postgres_dsn, namespace="dropped", max_size=3)
+        await asyncio.gather(*(store.count() for _ in range(3)))
+        given = PostgresMemoryStore(pool=pool, namespace="given")
+        await given.count()
+        assert await admin.fetchval(mine) >= 1
+        del store, given
+        gc.collect()
+        for _ in range(100):
+            if await admin.fetchval(mine) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await admin.fetchval(mine) == 0
+        assert await pool.fetchval("SELECT 1") == 1
+    finally:
+        await pool.close()
+        await admin.close()
 
 
 @pytest.mark.parametrize(("query", "expected"), RAISING_FILTERS)
