@@ -11,7 +11,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -41,14 +41,24 @@ async def _method_named_cut(ctx: ServerRequestContext[Any], call_next: CallNext)
         raise MCPError(exc.code, exc.message, _cut(exc.data, _PROBLEM_CHARS)) from None
 
 
-async def _params_named(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
-    """Say which parameter of a request is wrong and how: the SDK answers every malformed
-    request with a bare "Invalid request parameters"."""
-    try:
-        return await call_next(ctx)
-    except ValidationError as exc:
-        message = f"Invalid request parameters: {_pydantic_problems(exc)}"
-        raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+def _params_named(server: Server[Any]) -> ServerMiddleware[Any]:
+    """Middleware saying which parameter of a request is wrong and how: the SDK answers every
+    malformed request with a bare "Invalid request parameters". A method ``server`` does not
+    have is "Method not found" whatever its params: the SDK checks the params of a method the
+    MCP specification defines before it looks for the method's handler."""
+
+    async def params_named(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except ValidationError as exc:
+            # initialize is the SDK runner's own, never a handler of the server.
+            if ctx.method != "initialize" and server.get_request_handler(ctx.method) is None:
+                method = _cut(ctx.method, _PROBLEM_CHARS)
+                raise MCPError(types.METHOD_NOT_FOUND, "Method not found", method) from None
+            message = f"Invalid request parameters: {_pydantic_problems(exc)}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+
+    return params_named
 
 
 def create_server(
@@ -75,8 +85,15 @@ def create_server(
     input_schemas = {document.name: document.input_schema for document in tools.documents}
 
     async def list_tools(
-        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+        _ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if params is not None and params.cursor is not None:
+            # Every tool is on the first page: a cursor is one this server never gave.
+            message = (
+                "Invalid request parameters: params.cursor: this server lists every tool at "
+                f"once and gives no cursor, got {_cut(repr(params.cursor), _PROBLEM_CHARS)}"
+            )
+            raise MCPError(code=types.INVALID_PARAMS, message=message)
         return listing
 
     async def call_tool(
@@ -100,5 +117,5 @@ def create_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schemas.get,
     )
-    server.middleware += [_method_named_cut, _params_named]
+    server.middleware += [_method_named_cut, _params_named(server)]
     return server

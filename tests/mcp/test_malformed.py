@@ -87,6 +87,23 @@ LINES: list[tuple[bytes, dict[str, Any]]] = [
             "params.name: Input should be a valid string",
         ),
     ),
+    (  # a method of the specification this server does not have: not found, whatever its params
+        b'{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{}}',
+        {
+            "jsonrpc": "2.0",
+            "id": 21,
+            "error": {"code": -32601, "message": "Method not found", "data": "resources/read"},
+        },
+    ),
+    (  # the list of tools has one page: a cursor is one the server never gave
+        b'{"jsonrpc":"2.0","id":22,"method":"tools/list","params":{"cursor":"not-issued"}}',
+        _error(
+            22,
+            -32602,
+            "Invalid request parameters: params.cursor: this server lists every tool at once "
+            "and gives no cursor, got 'not-issued'",
+        ),
+    ),
     (  # many problems: the first five are named, the rest counted
         json.dumps(
             {
