@@ -856,9 +856,13 @@ async def _filter_selects(ctx: CaseContext, key: str, limit: int) -> list[str]:
         for beside in BESIDE:
             fresh = json.loads(json.dumps(wanted))  # equal, and not the object stored
             query = MemoryQuery(filters={key: fresh}, limit=limit, **beside)
-            got = await _filtered_ids(ctx, query, strict=isinstance(wanted, str))
+            # A text filter must work alone; beside text and tags, a visible refusal broadens
+            # nothing (a service may not combine them).
+            strict = isinstance(wanted, str) and not beside
+            got = await _filtered_ids(ctx, query, strict=strict)
             if got is None:
-                notes.append(f"{key!r}={wanted!r} refused as a query")
+                shown = " beside text and a tag" if beside else ""
+                notes.append(f"{key!r}={wanted!r}{shown} refused as a query")
                 break
             problems = [
                 *(["missed the item whose metadata matches"] if match.id not in got else []),

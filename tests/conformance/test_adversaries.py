@@ -1016,6 +1016,25 @@ def test_filters_matched_by_containment_fail_the_reference_profile() -> None:
     assert "where InMemoryStore returns" in (result.reason or ""), result
 
 
+class _FiltersAloneOnly(FakeMemoryAdapter):
+    """Refuses, visibly, a filter beside text or tags (a service that cannot combine them)."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.filters and (query.text or query.tags):
+            msg = "this service takes filters alone"
+            raise MemoryAdapterError(msg)
+        return await super().search(query)
+
+
+def test_a_filter_refused_beside_text_passes_saying_so() -> None:
+    """A filter a store refuses visibly beside text and tags broadens nothing: the case passes,
+    and its detail says which queries were refused."""
+    harness = _Harness(_FiltersAloneOnly, search_semantics=BACKEND)
+    result = _report(harness, "supported_filter_selects").result("supported_filter_selects")
+    assert result.status == "passed", result
+    assert "'lang'='match' beside text and a tag refused as a query" in (result.reason or "")
+
+
 def test_many_supported_filter_keys_pass() -> None:
     """With 20 supported filter keys, a None filter still sees every item the case stored."""
     keys = frozenset(f"k{n:02d}" for n in range(20))
