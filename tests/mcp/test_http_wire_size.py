@@ -84,10 +84,11 @@ def test_no_response_is_over_the_cap_in_either_protocol(tmp_path: Path) -> None:
         *("é" * (room * share // 4) for share in (3, 7, 12)),
         [1e16] * (MAX_BYTES // 14),
     ]
-    with http_server(
-        tmp_path / "memory.db", "--max-bytes", str(MAX_BYTES), "--max-limit", "5"
-    ) as (url, _process):
-        clients = {"modern": _Modern(url), "legacy": _Legacy(url)}
+    with http_server(tmp_path / "memory.db", "--max-bytes", str(MAX_BYTES), "--max-limit", "5") as (
+        url,
+        _process,
+    ):
+        clients: dict[str, _Modern | _Legacy] = {"modern": _Modern(url), "legacy": _Legacy(url)}
         stored = []
         for value in values:
             _, result = clients["modern"].call("memory_store", {"content": value})
