@@ -23,6 +23,7 @@ from lionmem.conformance._context import (
     CaseFailed,
     CaseNotApplicable,
     coroutine_method,
+    declared,
     query_text,
 )
 from lionmem.conformance._reference import reference_search_profile
@@ -1347,6 +1348,8 @@ async def _every_call_raises(
 def _same_manifest(ctx: CaseContext, when: str) -> None:
     """Fail unless the store still shows the case's manifest (ADR-0093 D1: it never changes)."""
     again = ctx.store.manifest
+    if isinstance(again, MemoryAdapterManifest):
+        again = declared(again)
     if again != ctx.manifest:
         msg = (
             f"store.manifest changed {when}; ADR-0093 D1: the manifest is stable for the adapter "

@@ -1026,6 +1026,22 @@ class _FiltersAloneOnly(FakeMemoryAdapter):
         return await super().search(query)
 
 
+class _VendorManifest(MemoryAdapterManifest):
+    """A vendor's manifest subclass that overrides nothing."""
+
+
+def test_an_honest_adapter_with_a_manifest_subclass_passes() -> None:
+    """A manifest subclass is read as its fields: an honest adapter showing one passes every
+    case, and the report records the manifest its fields declare."""
+    harness = FakeHarness()
+    fields = harness.manifest.model_dump()
+    harness.manifest = _VendorManifest(**fields)
+    report = _report(harness)
+    assert [(result.case, result.reason) for result in report.failed] == []
+    assert report.manifest is not None
+    assert report.manifest.model_dump() == fields
+
+
 def test_a_filter_refused_beside_text_passes_saying_so() -> None:
     """A filter a store refuses visibly beside text and tags broadens nothing: the case passes,
     and its detail says which queries were refused."""
