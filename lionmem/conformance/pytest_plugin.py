@@ -172,10 +172,15 @@ def _fixture_name(obj: object) -> str | None:
     """The name ``pytest.fixture(name=...)`` gave the fixture ``obj``, if it is one."""
     # pytest keeps the fixture's marker on what the decorator returns: as
     # ``_fixture_function_marker`` since pytest 8.4, ``_pytestfixturefunction`` before.
-    marker = getattr(obj, "_fixture_function_marker", None) or getattr(
-        obj, "_pytestfixturefunction", None
-    )
-    name = getattr(marker, "name", None)
+    # Every object of every test module comes here: one whose attributes raise (a proxy outside
+    # its context) is no fixture, and must not break the collection of its module.
+    try:
+        marker = getattr(obj, "_fixture_function_marker", None) or getattr(
+            obj, "_pytestfixturefunction", None
+        )
+        name = getattr(marker, "name", None)
+    except Exception:
+        return None
     return name if isinstance(name, str) else None
 
 

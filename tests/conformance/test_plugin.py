@@ -108,6 +108,16 @@ NAMED = """
     def harness_fixture():
         return FakeHarness()
 """
+PROXY = """
+    class _Proxy:
+        def __getattr__(self, name):
+            raise RuntimeError("Working outside of application context.")
+
+    current_app = _Proxy()
+
+    def test_something():
+        assert True
+"""
 IN_A_CLASS = """
     import pytest
     from lionmem.conformance.fake import FakeHarness
@@ -157,6 +167,13 @@ def test_a_fixture_named_with_name_gives_every_case_as_a_test(tmp_path: Path) ->
     assert collected == [
         f"test_adapter.py::{SUITE_CLASS}::test_conformance[{case.name}]" for case in CASES
     ]
+
+
+def test_a_module_object_whose_attributes_raise_is_collected_as_before(tmp_path: Path) -> None:
+    """The plugin looks at every object of a test module for a fixture's name; one whose
+    attributes raise (a proxy outside its context) breaks nothing."""
+    run = _pytest(tmp_path, PROXY)
+    assert (run.returncode, "1 passed" in run.stdout) == (0, True), run.stdout
 
 
 def test_honest_fake_passes_under_pytest(tmp_path: Path) -> None:
