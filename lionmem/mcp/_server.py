@@ -16,7 +16,12 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from lionmem.errors import UnknownToolError
-from lionmem.mcp._bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_LIMIT, check_server_limits
+from lionmem.mcp._bounds import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LIMIT,
+    ENVELOPE,
+    check_server_limits,
+)
 from lionmem.mcp._tools import _PROBLEM_CHARS, MemoryTools, _cut, _pydantic_problems
 from lionmem.protocol import MemoryStore
 
@@ -41,7 +46,7 @@ async def _method_named_cut(ctx: ServerRequestContext[Any], call_next: CallNext)
         raise MCPError(exc.code, exc.message, _cut(exc.data, _PROBLEM_CHARS)) from None
 
 
-def _params_named(server: Server[Any]) -> ServerMiddleware[Any]:
+def _params_named(server: Server[Any], max_bytes: int) -> ServerMiddleware[Any]:
     """Middleware saying which parameter of a request is wrong and how: the SDK answers every
     malformed request with a bare "Invalid request parameters". A method ``server`` does not
     have is "Method not found" whatever its params: the SDK checks the params of a method the
@@ -56,6 +61,8 @@ def _params_named(server: Server[Any]) -> ServerMiddleware[Any]:
                 method = _cut(ctx.method, _PROBLEM_CHARS)
                 raise MCPError(types.METHOD_NOT_FOUND, "Method not found", method) from None
             message = f"Invalid request parameters: {_pydantic_problems(exc)}"
+            # Within the response cap, as a tool's error is, at 12 bytes a character at most.
+            message = _cut(message, max(max_bytes - ENVELOPE - 64, 0) // 12)
             raise MCPError(code=types.INVALID_PARAMS, message=message) from None
 
     return params_named
@@ -117,5 +124,5 @@ def create_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schemas.get,
     )
-    server.middleware += [_method_named_cut, _params_named(server)]
+    server.middleware += [_method_named_cut, _params_named(server, max_bytes)]
     return server

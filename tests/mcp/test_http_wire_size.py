@@ -107,3 +107,30 @@ def test_no_response_is_over_the_cap_in_either_protocol(tmp_path: Path) -> None:
             wrong = "\U0001f981" * 2000
             size, result = client.call("memory_store", {"id": wrong, wrong: wrong})
             assert (result["isError"], size <= MAX_BYTES) == (True, True), (name, size)
+
+
+def test_an_invalid_params_error_fits_the_cap_in_the_modern_protocol(tmp_path: Path) -> None:
+    """Params refused with problems that quote emoji (12 bytes each, escaped) get an error
+    within the cap: the message is cut as a tool's error is."""
+    emoji = "\U0001f981" * 400
+    request = call_request(1, "memory_count", {})
+    request["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-http-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "experimental": {f"{emoji}{n}": 1 for n in range(6)}
+        },
+    }
+    headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
+    with http_server(tmp_path / "memory.db", "--max-bytes", str(MAX_BYTES), "--max-limit", "5") as (
+        url,
+        _process,
+    ):
+        response = httpx2.post(
+            url, json=request, headers={**headers, "Mcp-Name": "memory_count"}, timeout=30
+        )
+    error = response.json()["error"]
+    assert (error["code"], len(response.content) <= MAX_BYTES) == (-32602, True), len(
+        response.content
+    )
+    assert error["message"].startswith("Invalid request parameters: params._meta.")
