@@ -1216,6 +1216,12 @@ async def _expect_found(
         )
         raise CaseFailed(msg)
     hits = [hit for hit in await ctx.search(MemoryQuery(tags=item.tags)) if hit.id == item.id]
+    if not hits:
+        msg = (
+            f"search(tags={item.tags!r}) did not return {what} when asked again, after it "
+            "had returned it"
+        )
+        raise CaseFailed(msg)
     for call, read in (("retrieve()", got), (f"search(tags={item.tags!r})", hits[0])):
         stale = _stale_fields(read, item, replaced)
         if stale:

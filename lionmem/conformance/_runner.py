@@ -79,9 +79,10 @@ def _is_async(method: object) -> bool:
     return method is None or coroutine_method(method)
 
 
-_STOPS_THE_RUN = (KeyboardInterrupt, SystemExit)
-"""What ends the run wherever it is raised (Ctrl-C, an exit); any other exception of the adapter
-or the harness, a ``BaseException`` subclass of its own included, fails the case it happens in."""
+_STOPS_THE_RUN = (KeyboardInterrupt, SystemExit, GeneratorExit)
+"""What ends the run wherever it is raised (Ctrl-C, an exit, the run's coroutine closed); any
+other exception of the adapter or the harness, a ``BaseException`` subclass of its own included,
+fails the case it happens in."""
 
 
 def _cancelled_from_outside() -> bool:
