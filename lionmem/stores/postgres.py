@@ -319,7 +319,9 @@ class PostgresMemoryStore:
         self._closed = False
         self._pin = _SchemaPin()
         # Ends the connections of the pool the store made, if the store is dropped unclosed.
-        self._abandon: weakref.finalize[[Any], PostgresMemoryStore] | None = None
+        self._abandon: (
+            weakref.finalize[[Any, asyncio.AbstractEventLoop], PostgresMemoryStore] | None
+        ) = None
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first call
         self._writes = _WriteQueue(self._write_rows)
@@ -411,7 +413,8 @@ class PostgresMemoryStore:
                 except Exception as exc:
                     raise _translate(exc, self._where()) from exc
                 # The pool holds nothing of the store, so a store dropped unclosed is collected.
-                self._abandon = weakref.finalize(self, _end_abandoned, self._pool)
+                loop = asyncio.get_running_loop()
+                self._abandon = weakref.finalize(self, _end_abandoned, self._pool, loop)
         return self._pool
 
     async def _acquire(self, pool: Any) -> Any:
@@ -906,11 +909,13 @@ class _SchemaPin:
         await conn.execute(f"SET search_path = {self.quoted}")
 
 
-def _end_abandoned(pool: Any) -> None:
+def _end_abandoned(pool: Any, loop: asyncio.AbstractEventLoop) -> None:
     """Finalizer of a store dropped without ``close()``: end the connections of the pool it made
-    at once (no event loop may be there to close them politely), so the server sees them go."""
-    with contextlib.suppress(Exception):  # its event loop may be closed: the sockets still close
-        pool.terminate()
+    at once, so the server sees them go. The collector may run it in any thread: the pool's
+    loop does it, unless that loop is closed (then the sockets close as they are collected)."""
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(pool.terminate)
 
 
 async def _nothing(conn: Any) -> None:

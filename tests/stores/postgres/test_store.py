@@ -1230,6 +1230,37 @@ async def test_a_store_dropped_unclosed_ends_the_connections_of_its_pool(
         await admin.close()
 
 
+async def test_a_store_collected_in_another_thread_ends_its_connections_on_its_loop(
+    postgres_dsn: str,
+) -> None:
+    """The collector may free a dropped store in any thread: its pool's connections are still
+    ended, by the loop they belong to (a transport is not touched from another thread, which
+    asyncio's debug mode refuses)."""
+    asyncio.get_running_loop().set_debug(True)
+    mine = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE application_name = 'lionmem' AND datname = current_database()"
+    )
+    admin = await asyncpg.connect(postgres_dsn)
+    try:
+        holder = [PostgresMemoryStore(postgres_dsn, namespace="elsewhere", max_size=2)]
+        await asyncio.gather(*(holder[0].count() for _ in range(2)))
+        assert await admin.fetchval(mine) >= 1
+
+        def drop() -> None:
+            holder.clear()
+            gc.collect()
+
+        await asyncio.to_thread(drop)
+        for _ in range(100):
+            if await admin.fetchval(mine) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await admin.fetchval(mine) == 0
+    finally:
+        await admin.close()
+
+
 @pytest.mark.parametrize(("query", "expected"), RAISING_FILTERS)
 async def test_an_error_of_the_querys_own_value_is_raised_where_the_reference_raises_it(
     postgres_dsn: str, query: MemoryQuery, expected: object
