@@ -21,9 +21,10 @@ PARALLEL := -n $(shell nproc 2>/dev/null || echo auto) --dist loadfile
 # one between, `NEWER_MARKS=` keeps the slow tests.
 NEWER := 3.13
 NEWER_MARKS := -m 'not slow'
-# pyenv's (the last of its releases in name order), else the one on the PATH.
-PYTHON_3.12 ?= $(or $(lastword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python)),$(shell command -v python3.12),python3.12)
-PYTHON_3.13 ?= $(or $(lastword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python)),$(shell command -v python3.13),python3.13)
+# pyenv's newest release of each (not a free-threaded "t" build), else the one on the PATH.
+newest = $(shell ls -d $(HOME)/.pyenv/versions/$(1).*/bin/python 2>/dev/null | grep -v 't/bin/python$$' | sort -V | tail -n 1)
+PYTHON_3.12 ?= $(or $(call newest,3.12),$(shell command -v python3.12),python3.12)
+PYTHON_3.13 ?= $(or $(call newest,3.13),$(shell command -v python3.13),python3.13)
 
 .PHONY: install postgres demo test generate lint typecheck pytest coverage pytest-newer nodetest bench bench-sqlite bench-lionagi bench-cli bench-mcp bench-postgres clean
 
@@ -55,11 +56,11 @@ install: $(STAMP) $(NODE_STAMP)
 # finds them on the PATH or in /usr/lib/postgresql/*/bin): installed with apt-get when missing.
 postgres:
 	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		if ! command -v apt-get >/dev/null 2>&1; then \
-			echo "PostgreSQL's server binaries (initdb) are missing and apt-get is not here to install them: install PostgreSQL 15 or later"; \
+		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+		if ! command -v apt-get >/dev/null 2>&1 || { [ -n "$$sudo" ] && ! command -v sudo >/dev/null 2>&1; }; then \
+			echo "PostgreSQL's server binaries (initdb) are missing, and apt-get (as root, or with sudo) is not here to install them: install PostgreSQL 15 or later"; \
 			exit 1; \
 		fi; \
-		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
 		$$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends postgresql; \
 	fi
 
