@@ -208,7 +208,9 @@ class Session(Element):
         """Release a branch (given as itself, its id or its id string); it keeps its store.
 
         Its owner is cleared, its ``user`` is reset only if it is still this session's id, and a
-        removed default branch is replaced by the first remaining branch, or None. An unknown
+        removed default branch is replaced by the first remaining branch, or None. A copy of the
+        branch given in its place (one pickled or deep-copied alone still names this session as
+        its owner) is released with it. An unknown
         branch raises ``BranchNotFoundError`` (a ``LookupError``) naming it. ``delete`` is
         taken as lionagi's is, and changes nothing there either.
         """
@@ -224,9 +226,13 @@ class Session(Element):
                 msg = f"Branch {shown} is not in session {self.id}"
                 raise BranchNotFoundError(msg)
             self.branches.exclude(found.id)
-            found._owner_id = None
-            if found.user == self.id:
-                found.user = None
+            # A copy of the branch (pickled or deep-copied alone) names this owner too, and is
+            # given: it is released with the branch its id names.
+            for released in {id(found): found, id(branch): branch}.values():
+                if isinstance(released, Branch) and released._owner_id == self.id:
+                    released._owner_id = None
+                    if released.user == self.id:
+                        released.user = None
             if self.default_branch is not None and self.default_branch.id == found.id:
                 self.default_branch = next(iter(self.branches), None)
 

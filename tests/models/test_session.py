@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import threading
 import time
 import warnings
@@ -597,6 +599,29 @@ def test_remove_branch_takes_delete_and_changes_nothing_with_it(
     remove(session, branch)
     assert (owner(branch), branch.user, branch in session.branches) == (None, None, False)
     assert branch.memory is store is session.memory
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [lambda b: pickle.loads(pickle.dumps(b)), copy.deepcopy],
+    ids=["pickled", "deep-copied"],
+)
+def test_removing_a_copy_of_an_owned_branch_releases_it_with_the_branch(
+    duplicate: Callable[[Branch], Branch],
+) -> None:
+    """A branch pickled or deep-copied alone names its owner still; removing the copy from that
+    owner releases the branch of that id and the copy, which another session may then take."""
+    first = Session()
+    branch = first.new_branch(name="worker")
+    clone = duplicate(branch)
+    other = Session()
+    with pytest.raises(ValueError, match="already owned"):
+        other.include_branches(clone)
+    first.remove_branch(clone)
+    assert (owner(branch), branch.user, owner(clone), clone.user) == (None,) * 4
+    assert branch not in first.branches
+    other.include_branches(clone)
+    assert (owner(clone), clone.user) == (other.id, other.id)
 
 
 def test_remove_branch_releases_the_branch() -> None:
