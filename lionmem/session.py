@@ -226,9 +226,9 @@ class Session(Element):
                 msg = f"Branch {shown} is not in session {self.id}"
                 raise BranchNotFoundError(msg)
             self.branches.exclude(found.id)
-            # A copy of the branch (pickled or deep-copied alone) names this owner too, and is
-            # given: it is released with the branch its id names.
-            for released in {id(found): found, id(branch): branch}.values():
+            # A copy of the branch given in its place (pickled or deep-copied alone) names this
+            # owner too: it is released with the branch its id names.
+            for released in (found, branch):
                 if isinstance(released, Branch) and released._owner_id == self.id:
                     released._owner_id = None
                     if released.user == self.id:

@@ -37,6 +37,7 @@ __all__ = [
     "check_request_cap",
     "check_server_limits",
     "cost",
+    "error_chars",
     "json_bytes",
     "min_response_bytes",
     "nesting",
@@ -89,26 +90,38 @@ def nesting(value: Any) -> int:
     return deepest
 
 
-def json_bytes(value: Any) -> int:
+def json_bytes(value: Any, text: bytes | None = None) -> int:
     """Return the length of the longer of the JSON texts of ``value`` the MCP SDK writes:
-    pydantic's (UTF-8: over stdio and HTTP's 2025-11-25 protocol) or the ``json`` module's
-    (every character outside ASCII escaped, in 6 or 12 bytes, and floats as Python writes them:
-    HTTP's 2026-07-28 protocol)."""
-    compact = len(to_json(value))
+    pydantic's (UTF-8: over stdio and HTTP's 2025-11-25 protocol; ``text`` when the caller has
+    it already) or the ``json`` module's (every character outside ASCII escaped, in 6 or 12
+    bytes, and floats as Python writes them: HTTP's 2026-07-28 protocol)."""
+    compact = len(to_json(value) if text is None else text)
     try:
         return max(compact, len(json.dumps(value, separators=(",", ":"))))
     except ValueError:  # an integer past Python's digit limit, which that protocol cannot send
         return compact
 
 
+def error_chars(max_bytes: int) -> int:
+    """The characters an error text may keep within ``max_bytes``: JSON writes one in at most 12
+    bytes (an escaped surrogate pair), and 64 bytes are kept for the rest."""
+    return max(max_bytes - ENVELOPE - 64, 0) // 12
+
+
+def _both_copies(value: Any) -> int:
+    """The bytes of ``value`` and of its JSON text as a string, each in its longer form."""
+    text = to_json(value)
+    return json_bytes(value, text) + json_bytes(text.decode())
+
+
 def cost(value: Any) -> int:
     """Return what ``value`` adds to a response as one entry of a list in the result."""
-    return json_bytes(value) + json_bytes(to_json(value).decode()) + 2
+    return _both_copies(value) + 2
 
 
 def result_size(structured: Any) -> int:
     """Return the bytes of a result carrying ``structured`` and its JSON text, envelope included."""
-    return ENVELOPE + json_bytes(structured) + json_bytes(to_json(structured).decode())
+    return ENVELOPE + _both_copies(structured)
 
 
 def _search_need(max_limit: int) -> int:

@@ -19,8 +19,8 @@ from lionmem.errors import UnknownToolError
 from lionmem.mcp._bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LIMIT,
-    ENVELOPE,
     check_server_limits,
+    error_chars,
 )
 from lionmem.mcp._tools import _PROBLEM_CHARS, MemoryTools, _cut, _pydantic_problems
 from lionmem.protocol import MemoryStore
@@ -61,8 +61,7 @@ def _params_named(server: Server[Any], max_bytes: int) -> ServerMiddleware[Any]:
                 method = _cut(ctx.method, _PROBLEM_CHARS)
                 raise MCPError(types.METHOD_NOT_FOUND, "Method not found", method) from None
             message = f"Invalid request parameters: {_pydantic_problems(exc)}"
-            # Within the response cap, as a tool's error is, at 12 bytes a character at most.
-            message = _cut(message, max(max_bytes - ENVELOPE - 64, 0) // 12)
+            message = _cut(message, error_chars(max_bytes))  # within the cap, as a tool's error
             raise MCPError(code=types.INVALID_PARAMS, message=message) from None
 
     return params_named

@@ -50,6 +50,7 @@ from lionmem.mcp._bounds import (
     SEARCH_NESTING,
     check_limits,
     cost,
+    error_chars,
     json_bytes,
     nesting,
     result_size,
@@ -412,9 +413,7 @@ class MemoryTools:
     def _error(self, message: str) -> ToolResult:
         """An error result of ``message``, cut to fit the response cap if it must be."""
         if ENVELOPE + json_bytes(message) > self.max_bytes:
-            # JSON writes a character in at most 12 bytes (an escaped surrogate pair); 64 bytes
-            # for the rest.
-            message = _cut(message, max(self.max_bytes - ENVELOPE - 64, 0) // 12)
+            message = _cut(message, error_chars(self.max_bytes))
         return ToolResult(None, message, is_error=True)
 
     def _fits(self, structured: Structured, what: str) -> Structured:
